@@ -1,0 +1,182 @@
+"""Parse Dynamo's graph-break log messages into structured :class:`BreakRecord` s.
+
+The layout is fixed by ``torch._dynamo.exc.format_graph_break_message`` and
+``InstructionTranslator.log_graph_break``::
+
+    Graph break in user code at FILE:LINE
+    Graph Break Reason: [prefix line(s) …:]
+    <gb_type>
+      Explanation: …
+      Hint: …                       (zero or more, continuation lines indented)
+      Developer debug context: …
+     For more details about this graph break, please visit: …/gb/gbNNNN.html
+    [*** While handling this graph break, another graph break occurred: ***
+    <wrapper gb_type> … (e.g. GB7000 "graph break in loop": the frame is skipped)]
+    User code traceback:
+      File "…", line N, in fn
+        source
+
+Variants handled: the short duplicate form (no traceback), and the convert_frame "skip" form
+("torch.compile will skip tracing the frame …"). The *first* block is the root cause; a later
+block wraps it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .result import BreakRecord, Frame
+
+_HEADER = re.compile(
+    r"Graph break (?P<dup>\(user stack suppressed due to duplicate graph break\) )?"
+    r"in user code at (?P<file>.+):(?P<line>\d+)\s*$")
+_URL_ID = re.compile(r"/gb/gb(\d{4})\.html")
+_FILE_LINE = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+)(?:, in (?P<fn>.+))?$')
+_SKIP_MARKERS = ("Skipping the function and falling back to eager",
+                 "which results in a skip",
+                 "then skipping the rest of the function")
+
+
+def _gb_id_from_registry(gb_type: str) -> str | None:
+    try:
+        from torch._dynamo.exc import _load_gb_type_to_gb_id_map
+    except ImportError:
+        return None
+    try:
+        return _load_gb_type_to_gb_id_map().get(gb_type)
+    except Exception:
+        return None
+
+
+def _parse_blocks(lines: list[str]) -> list[dict]:
+    """Split the reason part into blocks anchored on their ``  Explanation:`` line."""
+    blocks: list[dict] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("  Explanation:") and i > 0:
+            gb_type = lines[i - 1].strip()
+            if gb_type.startswith("Graph Break Reason:"):
+                gb_type = gb_type.split(":", 1)[1].strip()
+            block = {"gb_type": gb_type, "explanation": [line.split(":", 1)[1].strip()],
+                     "hints": [], "context": "", "gb_id": None}
+            i += 1
+            current = "explanation"
+            while i < len(lines):
+                line = lines[i]
+                if line.startswith("  Hint:"):
+                    block["hints"].append(line.split(":", 1)[1].strip())
+                    current = "hint"
+                elif line.startswith("  Developer debug context:"):
+                    block["context"] = line.split(":", 1)[1].strip()
+                    current = "context"
+                elif (m := _URL_ID.search(line)):
+                    block["gb_id"] = f"GB{m.group(1)}"
+                    i += 1
+                    break
+                elif line.startswith("    ") and current == "explanation":
+                    block["explanation"].append(line.strip())
+                elif line.startswith("    ") and current == "hint" and block["hints"]:
+                    block["hints"][-1] += " " + line.strip()
+                elif line.startswith("    ") and current == "context":
+                    block["context"] += " " + line.strip()
+                elif line.strip() == "" or line.startswith("  "):
+                    pass
+                else:
+                    break  # a new top-level line: the block ended without a URL
+                i += 1
+            block["explanation"] = "\n".join(block["explanation"])
+            blocks.append(block)
+            continue
+        i += 1
+    return blocks
+
+
+def _parse_traceback(lines: list[str]) -> list[Frame]:
+    frames: list[Frame] = []
+    for idx, line in enumerate(lines):
+        m = _FILE_LINE.match(line)
+        if not m:
+            continue
+        code = ""
+        if idx + 1 < len(lines) and not _FILE_LINE.match(lines[idx + 1]):
+            nxt = lines[idx + 1].strip()
+            if nxt and not set(nxt) <= set("^~ "):
+                code = nxt
+        frames.append(Frame(file=m.group("file"), line=int(m.group("line")),
+                            function=(m.group("fn") or "").strip(), code=code))
+    return frames
+
+
+def parse_break_message(text: str) -> BreakRecord | None:
+    """Parse one ``graph_breaks`` log message; None when it is not a break record."""
+    lines = text.splitlines()
+    if not lines:
+        return None
+    header_file = header_line = None
+    duplicate = False
+    m = _HEADER.search(lines[0])
+    if m:
+        header_file, header_line = m.group("file"), int(m.group("line"))
+        duplicate = bool(m.group("dup"))
+    elif not lines[0].startswith("Graph break"):
+        return None
+
+    trace_start = None
+    for marker in ("User code traceback:", "The graph break occurred in the following user code:"):
+        for idx, line in enumerate(lines):
+            if line.strip() == marker:
+                trace_start = idx
+                break
+        if trace_start is not None:
+            break
+    body = lines if trace_start is None else lines[:trace_start]
+    # The convert_frame "skip" form appends the exception text after the traceback.
+    tail = [] if trace_start is None else lines[trace_start + 1:]
+    blocks = _parse_blocks(body) or _parse_blocks(tail)
+    stack_lines = tail
+    if trace_start is not None:
+        # Stop the traceback where an appended exception message begins.
+        for idx, line in enumerate(tail):
+            if line and not line.startswith(" "):
+                stack_lines = tail[:idx]
+                break
+    user_stack = _parse_traceback(stack_lines)
+
+    frame_skipped = any(marker in text for marker in _SKIP_MARKERS)
+    if blocks:
+        root = blocks[0]
+        gb_type = root["gb_type"]
+        gb_id = root["gb_id"] or _gb_id_from_registry(gb_type)
+        wrapper = blocks[-1] if len(blocks) > 1 else None
+        if wrapper and (wrapper["gb_id"] == "GB7000" or "loop" in wrapper["gb_type"]):
+            frame_skipped = True
+        return BreakRecord(
+            gb_id=gb_id, gb_type=gb_type, explanation=root["explanation"],
+            hints=root["hints"], context=root["context"], header_file=header_file,
+            header_line=header_line, user_stack=user_stack, duplicate=duplicate,
+            frame_skipped=frame_skipped,
+            wrapper_gb_id=(wrapper["gb_id"] or _gb_id_from_registry(wrapper["gb_type"]))
+            if wrapper else None,
+            wrapper_gb_type=wrapper["gb_type"] if wrapper else None, raw=text)
+    # No structured block (old torch, or a reason Dynamo did not format): keep the reason line.
+    reason = ""
+    for line in body:
+        if line.startswith("Graph Break Reason:"):
+            reason = line.split(":", 1)[1].strip()
+    return BreakRecord(gb_id=None, gb_type=reason or "unknown", explanation="", hints=[],
+                       context="", header_file=header_file, header_line=header_line,
+                       user_stack=user_stack, duplicate=duplicate, frame_skipped=frame_skipped,
+                       raw=text)
+
+
+def split_reason(reason: str) -> dict:
+    """Structure an explain ``GraphCompileReason.reason`` string (same block format)."""
+    blocks = _parse_blocks(["Graph Break Reason:"] + reason.splitlines()) if "Explanation:" in reason \
+        else []
+    if not blocks:
+        return {"gb_type": reason.strip().splitlines()[0] if reason.strip() else "",
+                "gb_id": None, "explanation": "", "hints": []}
+    block = blocks[0]
+    return {"gb_type": block["gb_type"], "gb_id": block["gb_id"] or _gb_id_from_registry(
+        block["gb_type"]), "explanation": block["explanation"], "hints": block["hints"]}

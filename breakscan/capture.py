@@ -1,0 +1,248 @@
+"""Stage 2 — capture: one Dynamo pass that feeds both sources of truth.
+
+``torch._dynamo.explain`` drives the pass (its counts are kept verbatim). During that same run
+breakscan records what explain throws away: the ``graph_breaks``/``recompiles`` log artifacts
+(the complete break list, including frames Dynamo skipped), the code objects Dynamo produced
+(bytecode hook, which names the resume function at every break), and the compilation metrics
+(skipped frames, recompile-limit hits). Nothing here interprets the data; see ``analyse``.
+
+Dynamo's private APIs are feature-detected: where one is missing the capture degrades and adds a
+note saying what is lost, instead of crashing on another torch version.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import logging
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+import torch
+
+from .errors import ModelError, describe, user_frame_hint
+
+
+@dataclass
+class CodeEvent:
+    """One (original code -> transformed code) pair seen by the bytecode hook."""
+
+    name: str
+    file: str
+    first_line: int
+    compile_id: str | None
+
+
+@dataclass
+class FrameMetric:
+    """The fields of one ``CompilationMetrics`` row that breakscan uses."""
+
+    compile_id: str | None
+    name: str | None
+    file: str | None
+    first_line: int | None
+    graph_op_count: int | None
+    fail_type: str | None
+    fail_reason: str | None
+    fail_file: str | None
+    fail_line: int | None
+
+
+@dataclass
+class RawCapture:
+    """Everything one Dynamo pass produced, uninterpreted."""
+
+    explain: Any | None  # torch._dynamo.backends.debugging.ExplainOutput
+    explain_error: str | None
+    graph_break_logs: list[str]
+    recompile_logs: list[str]
+    code_events: list[CodeEvent]
+    metrics: list[FrameMetric]
+    dynamo_log: list[str]
+    model_output: str
+    seconds: float
+    notes: list[str] = field(default_factory=list)
+
+
+class _ListHandler(logging.Handler):
+    def __init__(self, sink: list[str]):
+        super().__init__(logging.DEBUG)
+        self.sink = sink
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = record.getMessage()
+            if record.exc_info and record.exc_info[1] is not None:
+                # The "frame skipped" variant carries the Unsupported message only here.
+                text += "\n" + str(record.exc_info[1])
+            self.sink.append(text)
+        except Exception:  # a log handler must never break the scan
+            pass
+
+
+def _logging_internal() -> Any | None:
+    try:
+        import torch._logging._internal as internal
+    except ImportError:
+        return None
+    needed = ("log_registry", "_get_log_state", "_set_log_state", "_init_logs")
+    return internal if all(hasattr(internal, n) for n in needed) else None
+
+
+@contextlib.contextmanager
+def dynamo_logs(verbose: bool, notes: list[str]) -> Iterator[tuple[list[str], list[str], list[str]]]:
+    """Route Dynamo's break/recompile artifacts into lists; keep the rest off the terminal.
+
+    Yields (graph_break_logs, recompile_logs, other_dynamo_log). With ``verbose`` Dynamo's own
+    handlers stay in place so its messages also reach stderr. Logging state is restored after.
+    """
+    breaks: list[str] = []
+    recompiles: list[str] = []
+    other: list[str] = []
+    internal = _logging_internal()
+    if internal is None:
+        notes.append("torch._logging internals not found: graph-break log records unavailable; "
+                     "breaks come from explain only")
+        yield breaks, recompiles, other
+        return
+    saved_state = copy.deepcopy(internal._get_log_state())
+    touched: list[tuple[logging.Logger, list[logging.Handler], bool, int]] = []
+    try:
+        torch._logging.set_logs(graph_breaks=True, recompiles=True)
+        loggers = [logging.getLogger(q) for q in internal.log_registry.get_log_qnames()]
+        if not verbose:
+            for log in loggers:
+                touched.append((log, list(log.handlers), log.propagate, log.level))
+                log.handlers = [_ListHandler(other)]
+                log.propagate = False
+        for qname in internal.log_registry.get_artifact_log_qnames():
+            if qname.endswith("__graph_breaks") or qname.endswith("__recompiles"):
+                log = logging.getLogger(qname)
+                touched.append((log, list(log.handlers), log.propagate, log.level))
+                sink = breaks if qname.endswith("__graph_breaks") else recompiles
+                log.handlers = [_ListHandler(sink)]
+                log.setLevel(logging.DEBUG)
+                log.propagate = verbose
+        yield breaks, recompiles, other
+    finally:
+        for log, handlers, propagate, level in reversed(touched):
+            log.handlers = handlers
+            log.propagate = propagate
+            log.setLevel(level)
+        internal._set_log_state(saved_state)
+        internal._init_logs()
+
+
+@contextlib.contextmanager
+def bytecode_hook(notes: list[str]) -> Iterator[list[CodeEvent]]:
+    """Record each code object Dynamo transformed, with its compile id."""
+    events: list[CodeEvent] = []
+    register = getattr(getattr(torch._dynamo, "convert_frame", None), "register_bytecode_hook", None)
+    if register is None:
+        notes.append("torch._dynamo.convert_frame.register_bytecode_hook not found: resume "
+                     "functions are not tied to breaks")
+        yield events
+        return
+
+    def hook(code: Any, new_code: Any) -> None:
+        compile_id = None
+        with contextlib.suppress(Exception):
+            current = torch._guards.CompileContext.current_compile_id()
+            compile_id = str(current) if current is not None else None
+        events.append(CodeEvent(code.co_name, code.co_filename, code.co_firstlineno, compile_id))
+
+    handle = register(hook)
+    try:
+        yield events
+    finally:
+        handle.remove()
+
+
+def _utils_attr(name: str) -> Callable[..., Any] | None:
+    return getattr(getattr(torch._dynamo, "utils", None), name, None)
+
+
+def clean_dynamo_state() -> None:
+    """Start from nothing: caches, counters, metrics and the duplicate-break filter."""
+    torch._dynamo.reset()
+    for name in ("clear_compilation_metrics", "reset_graph_break_dup_checker"):
+        fn = _utils_attr(name)
+        if fn is not None:
+            fn()
+    counters = getattr(torch._dynamo.utils, "counters", None)
+    if counters is not None:
+        counters.clear()
+
+
+def _read_metrics(notes: list[str]) -> list[FrameMetric]:
+    getter = _utils_attr("get_compilation_metrics")
+    if getter is None:
+        notes.append("torch._dynamo.utils.get_compilation_metrics not found: skipped frames are "
+                     "known only from the log records")
+        return []
+    rows = []
+    for m in getter():
+        rows.append(FrameMetric(
+            compile_id=str(m.compile_id) if getattr(m, "compile_id", None) else None,
+            name=getattr(m, "co_name", None), file=getattr(m, "co_filename", None),
+            first_line=getattr(m, "co_firstlineno", None),
+            graph_op_count=getattr(m, "graph_op_count", None),
+            fail_type=getattr(m, "fail_type", None), fail_reason=getattr(m, "fail_reason", None),
+            fail_file=getattr(m, "fail_user_frame_filename", None),
+            fail_line=getattr(m, "fail_user_frame_lineno", None)))
+    return rows
+
+
+def run_explain(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
+                training: bool = False, verbose: bool = False) -> RawCapture:
+    """Run ``torch._dynamo.explain(fn)(*args, **kwargs)`` once, recording everything else too."""
+    notes: list[str] = []
+    explain_out = None
+    explain_error = None
+    stdout, stderr = io.StringIO(), io.StringIO()
+    grad = contextlib.nullcontext() if training else torch.no_grad()
+    clean_dynamo_state()
+    start = time.perf_counter()
+    with dynamo_logs(verbose, notes) as (break_logs, recompile_logs, other_logs), \
+            bytecode_hook(notes) as events, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            with grad, contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+                explain_out = torch._dynamo.explain(fn)(*args, **kwargs)
+        except Exception as exc:
+            # The eager run already succeeded, so this is Dynamo failing on the model; keep
+            # what the logs captured and report explain's failure rather than dying.
+            explain_error = f"{describe(exc)}{user_frame_hint(exc)}"
+    seconds = time.perf_counter() - start
+    metrics = _read_metrics(notes)
+    other_logs.extend(f"{w.category.__name__}: {w.message}" for w in caught)
+    clean_dynamo_state()
+    return RawCapture(explain=explain_out, explain_error=explain_error,
+                      graph_break_logs=list(break_logs), recompile_logs=list(recompile_logs),
+                      code_events=list(events), metrics=metrics, dynamo_log=list(other_logs),
+                      model_output=stdout.getvalue() + stderr.getvalue(), seconds=seconds,
+                      notes=notes)
+
+
+def run_eager(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
+              training: bool, label: str) -> str:
+    """Run the model once without Dynamo so its own failures get a clean one-line error."""
+    out = io.StringIO()
+    grad = contextlib.nullcontext() if training else torch.no_grad()
+    try:
+        with grad, contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            fn(*args, **kwargs)
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        if isinstance(exc, SystemExit):
+            raise ModelError(f"{label} called sys.exit({exc.code})") from None
+        hint = ""
+        if isinstance(exc, (RuntimeError, ValueError, IndexError)) and "shape" in str(exc).lower() \
+                or "size" in str(exc).lower():
+            hint = " — check --input-shape / --dtype against what the model expects"
+        raise ModelError(f"{label} raised {describe(exc)}{user_frame_hint(exc)}{hint}") from exc
+    return out.getvalue()

@@ -1,0 +1,61 @@
+"""Errors a scan can end with, each tied to a documented exit code.
+
+The CLI prints ``str(error)`` as one line and exits with ``error.exit_code``; a traceback is
+shown only with ``--debug``.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+
+_OWN_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _default_skips() -> tuple[str, ...]:
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a hard dependency
+        return (_OWN_DIR,)
+    return (os.path.dirname(torch.__file__), _OWN_DIR, "<frozen")
+
+EXIT_OK = 0
+EXIT_GATE_FAILED = 1
+EXIT_USAGE = 2
+EXIT_MODEL_FAILED = 3
+
+
+class BreakscanError(Exception):
+    exit_code = EXIT_USAGE
+
+
+class UsageError(BreakscanError):
+    """The user's command or input is wrong (missing file, bad shape text, unknown NAME)."""
+
+    exit_code = EXIT_USAGE
+
+
+class ModelError(BreakscanError):
+    """The model's own code failed: import, construction or forward raised."""
+
+    exit_code = EXIT_MODEL_FAILED
+
+
+def user_frame_hint(exc: BaseException, skip_prefixes: tuple[str, ...] | None = None) -> str:
+    """'at file:line' for the innermost frame of ``exc`` outside torch and breakscan."""
+    skip_prefixes = _default_skips() if skip_prefixes is None else skip_prefixes
+    frames = traceback.extract_tb(exc.__traceback__)
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f" at {exc.filename}:{exc.lineno}"
+    for frame in reversed(frames):
+        if not frame.filename.startswith(skip_prefixes):
+            return f" at {frame.filename}:{frame.lineno}"
+    return ""
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: message`` squeezed onto one line."""
+    text = " ".join(str(exc).split())
+    if len(text) > 300:
+        text = text[:297] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

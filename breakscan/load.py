@@ -1,0 +1,400 @@
+"""Stage 1 — load: turn ``FILE.py:NAME[.method]`` plus input options into a model and inputs.
+
+Every failure here becomes a one-line :class:`UsageError` (exit 2: the command is wrong) or
+:class:`ModelError` (exit 3: the model's own code raised). Loading never writes into the user's
+folders: bytecode caching is off while their files are imported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import importlib
+import importlib.util
+import inspect
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import torch
+from torch import nn
+
+from .errors import ModelError, UsageError, describe, user_frame_hint
+
+DTYPES: dict[str, torch.dtype] = {
+    "float32": torch.float32, "float": torch.float32, "float64": torch.float64,
+    "double": torch.float64, "float16": torch.float16, "half": torch.float16,
+    "bfloat16": torch.bfloat16, "int64": torch.int64, "long": torch.int64,
+    "int32": torch.int32, "int": torch.int32, "bool": torch.bool,
+}
+DEFAULT_INT_HIGH = 100  # token ids in [0, 100) unless the model has a smaller embedding table
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """A parsed ``FILE.py:NAME[.method]`` or ``package.module:NAME[.method]``."""
+
+    source: str  # the file path or module name
+    is_file: bool
+    name: str
+    method: str | None
+
+    def __str__(self) -> str:
+        suffix = f".{self.method}" if self.method else ""
+        return f"{self.source}:{self.name}{suffix}"
+
+
+@dataclass
+class LoadedTarget:
+    """What the capture stage needs: a callable bound to a built model, and its inputs."""
+
+    spec: TargetSpec
+    model: nn.Module
+    method: str
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    device: torch.device
+    training: bool
+    search_paths: list[str] = field(default_factory=list)
+
+
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+
+
+def parse_target(text: str) -> TargetSpec:
+    """Parse ``FILE.py:NAME``, ``FILE.py:NAME.method`` or ``pkg.mod:NAME``."""
+    if ":" not in text:
+        raise UsageError(f"target {text!r} has no ':NAME' — write it as FILE.py:ClassName "
+                         "or package.module:ClassName")
+    source, _, attr = text.rpartition(":")
+    if not source:
+        raise UsageError(f"target {text!r} names no file or module before ':'")
+    if not re.fullmatch(rf"{_IDENT}(\.{_IDENT})?", attr):
+        raise UsageError(f"target {text!r}: {attr!r} is not NAME or NAME.method "
+                         "(a Python identifier, optionally followed by .method)")
+    name, _, method = attr.partition(".")
+    is_file = source.endswith(".py") or os.sep in source or "/" in source
+    if not is_file and not re.fullmatch(rf"{_IDENT}(\.{_IDENT})*", source):
+        raise UsageError(f"target {text!r}: {source!r} is neither a .py file nor a module name")
+    return TargetSpec(source=source, is_file=is_file, name=name, method=method or None)
+
+
+def parse_shape(text: str) -> list[int]:
+    """Parse ``8,16`` (or ``8x16``) into ``[8, 16]``; a blank string is a 0-d scalar."""
+    cleaned = text.strip().strip("()[]")
+    if cleaned == "":
+        return []
+    parts = re.split(r"\s*[,x×]\s*", cleaned)
+    dims: list[int] = []
+    for part in parts:
+        if not re.fullmatch(r"\d+", part):
+            raise UsageError(f"bad --input-shape {text!r}: each dimension must be a "
+                             "non-negative integer, e.g. --input-shape 8,16")
+        dims.append(int(part))
+    return dims
+
+
+def parse_init_args(text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--init-args is not valid JSON ({exc.msg} at column {exc.colno}); "
+                         """write it like '{"width": 12}'""") from None
+    if not isinstance(value, dict):
+        raise UsageError("--init-args must be a JSON object of keyword arguments, "
+                         """e.g. '{"width": 12}'""")
+    return value
+
+
+def parse_dtype(text: str) -> torch.dtype:
+    try:
+        return DTYPES[text.lower()]
+    except KeyError:
+        raise UsageError(f"unknown --dtype {text!r}; choose one of "
+                         f"{', '.join(sorted(set(DTYPES)))}") from None
+
+
+def resolve_device(text: str) -> torch.device:
+    text = text.lower()
+    if text == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if text.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise UsageError("--device cuda was asked for but this torch has no usable CUDA "
+                             f"device (torch {torch.__version__}); use --device cpu or auto")
+        return torch.device(text)
+    if text == "cpu":
+        return torch.device("cpu")
+    raise UsageError(f"unknown --device {text!r}; choose cpu, cuda or auto")
+
+
+@contextlib.contextmanager
+def importable_folder(folder: str | None) -> Iterator[None]:
+    """Make the target's folder importable and keep bytecode caches out of it."""
+    saved_path = list(sys.path)
+    saved_flag = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
+    if folder:
+        sys.path.insert(0, folder)
+    try:
+        yield
+    finally:
+        sys.path[:] = saved_path
+        sys.dont_write_bytecode = saved_flag
+
+
+def import_source(source: str, is_file: bool, what: str = "target") -> Any:
+    """Import a .py file (under a private module name) or a module by dotted name."""
+    if not is_file:
+        try:
+            return importlib.import_module(source)
+        except ModuleNotFoundError as exc:
+            if exc.name and source.startswith(exc.name):
+                raise UsageError(f"no module named {source!r}: install it, or pass a file path "
+                                 "like path/to/model.py:NAME") from None
+            raise ModelError(f"importing {source} failed: {describe(exc)}"
+                             f"{user_frame_hint(exc)}") from exc
+        except Exception as exc:  # the module's own code raised
+            raise ModelError(f"importing {source} failed: {describe(exc)}"
+                             f"{user_frame_hint(exc)}") from exc
+    path = Path(source)
+    if not path.exists():
+        raise UsageError(f"{what} file not found: {source} (check the path; it is relative to "
+                         f"{os.getcwd()})")
+    if path.is_dir():
+        raise UsageError(f"{what} {source} is a directory; name a .py file inside it, "
+                         "e.g. {source}/model.py:NAME")
+    if path.suffix != ".py":
+        raise UsageError(f"{what} {source} is not a .py file")
+    resolved = path.resolve()
+    stem = re.sub(r"\W", "_", resolved.stem)
+    module_name = stem if stem not in sys.modules else f"_breakscan_{stem}_{abs(hash(str(resolved)))}"
+    spec = importlib.util.spec_from_file_location(module_name, resolved)
+    if spec is None or spec.loader is None:
+        raise UsageError(f"cannot import {source} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException as exc:
+        sys.modules.pop(module_name, None)
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        if isinstance(exc, SystemExit):
+            raise ModelError(f"importing {source} called sys.exit({exc.code})") from None
+        raise ModelError(f"importing {source} failed: {describe(exc)}"
+                         f"{user_frame_hint(exc)}") from exc
+    return module
+
+
+def _candidates(module: Any) -> list[str]:
+    """Names in ``module`` that could be scanned: module classes, instances, factories."""
+    names = []
+    for name, value in vars(module).items():
+        if name.startswith("_"):
+            continue
+        if isinstance(value, nn.Module) or (
+                inspect.isclass(value) and issubclass(value, nn.Module)
+                and getattr(value, "__module__", None) == module.__name__):
+            names.append(name)
+        elif inspect.isfunction(value) and value.__module__ == module.__name__:
+            names.append(name)
+    return names
+
+
+def _bind_or_fail(fn: Callable[..., Any], kwargs: dict[str, Any], label: str) -> None:
+    try:
+        inspect.signature(fn).bind(**kwargs)
+    except TypeError as exc:
+        raise UsageError(f"{label} does not accept these --init-args: {exc}") from None
+    except ValueError:  # builtins without a signature: let the call decide
+        pass
+
+
+def build_model(module: Any, spec: TargetSpec, init_args: dict[str, Any]) -> nn.Module:
+    """Instantiate NAME: a Module subclass, a zero-argument factory, or a built instance."""
+    where = spec.source
+    if not hasattr(module, spec.name):
+        known = _candidates(module)
+        close = difflib.get_close_matches(spec.name, known, n=3)
+        if close:
+            hint = f"; did you mean {', '.join(close)}?"
+        elif known:
+            hint = f"; it defines {', '.join(known[:8])}{' …' if len(known) > 8 else ''}"
+        else:
+            hint = "; it defines no nn.Module class, factory or instance"
+        raise UsageError(f"{where} has no {spec.name!r}{hint}")
+    obj = getattr(module, spec.name)
+    if isinstance(obj, nn.Module):
+        if init_args:
+            raise UsageError(f"{spec.name} is an already built module; --init-args cannot apply")
+        return obj
+    if inspect.isclass(obj) and issubclass(obj, nn.Module):
+        label = f"{spec.name}.__init__"
+    elif inspect.isclass(obj):
+        raise UsageError(f"{spec.name} in {where} is a class but not an nn.Module subclass")
+    elif callable(obj):
+        label = f"factory {spec.name}()"
+    else:
+        raise UsageError(f"{spec.name} in {where} is a {type(obj).__name__}, not an nn.Module "
+                         "class, factory function or module instance")
+    _bind_or_fail(obj, init_args, label)
+    try:
+        built = obj(**init_args)
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        if isinstance(exc, SystemExit):
+            raise ModelError(f"{label} called sys.exit({exc.code})") from None
+        raise ModelError(f"building {spec.name} failed: {describe(exc)}"
+                         f"{user_frame_hint(exc)}") from exc
+    if not isinstance(built, nn.Module):
+        raise UsageError(f"factory {spec.name}() returned {type(built).__name__}, "
+                         "not an nn.Module")
+    return built
+
+
+def _embedding_bound(model: nn.Module) -> int:
+    sizes = [m.num_embeddings for m in model.modules() if isinstance(m, nn.Embedding)]
+    return min(sizes) if sizes else DEFAULT_INT_HIGH
+
+
+def make_tensor(shape: list[int], dtype: torch.dtype, device: torch.device,
+                int_high: int) -> torch.Tensor:
+    if dtype.is_floating_point:
+        return torch.randn(shape, dtype=dtype, device=device)
+    if dtype == torch.bool:
+        return torch.rand(shape, device=device) > 0.5
+    return torch.randint(0, max(int_high, 1), shape, dtype=dtype, device=device)
+
+
+def _to_device(value: Any, device: torch.device) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_device(v, device) for v in value)
+    if isinstance(value, dict):
+        return {k: _to_device(v, device) for k, v in value.items()}
+    return value
+
+
+def load_inputs_factory(text: str) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Call ``FILE.py:make_inputs`` and normalise its result to (args, kwargs)."""
+    spec = parse_target(text)
+    folder = str(Path(spec.source).resolve().parent) if spec.is_file else None
+    with importable_folder(folder):
+        module = import_source(spec.source, spec.is_file, what="--inputs")
+    if not hasattr(module, spec.name):
+        raise UsageError(f"--inputs: {spec.source} has no {spec.name!r}")
+    factory = getattr(module, spec.name)
+    if not callable(factory):
+        raise UsageError(f"--inputs: {spec.name} is not callable")
+    try:
+        value = factory()
+    except Exception as exc:
+        raise ModelError(f"--inputs {spec.name}() failed: {describe(exc)}"
+                         f"{user_frame_hint(exc)}") from exc
+    if isinstance(value, dict):
+        return (), value
+    if isinstance(value, (tuple, list)):
+        return tuple(value), {}
+    return (value,), {}
+
+
+def describe_inputs(args: tuple[Any, ...], kwargs: dict[str, Any], names: list[str]):
+    """InputSpec rows for the report (shape and dtype for tensors, the type otherwise)."""
+    from .result import InputSpec
+
+    rows = []
+    items = list(zip(names, args)) + list(kwargs.items())
+    for name, value in items:
+        if isinstance(value, torch.Tensor):
+            rows.append(InputSpec(name=name, shape=list(value.shape),
+                                  dtype=str(value.dtype).replace("torch.", "")))
+        else:
+            rows.append(InputSpec(name=name, shape=None, dtype=None, kind=type(value).__name__))
+    return rows
+
+
+def positional_names(fn: Callable[..., Any], count: int) -> list[str]:
+    try:
+        params = [p.name for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    return [params[i] if i < len(params) else f"arg{i}" for i in range(count)]
+
+
+def check_arity(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                label: str) -> None:
+    """Catch 'too many/too few inputs' before running anything (exit 2, not a traceback)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    try:
+        sig.bind(*args, **kwargs)
+    except TypeError as exc:
+        wanted = [p for p in sig.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                  and p.default is p.empty]
+        raise UsageError(f"{label}{sig} got {len(args)} positional input(s): {exc}; pass one "
+                         f"--input-shape per input ({len(wanted)} required)") from None
+
+
+def load_target(target: str, *, input_shapes: list[str] | None = None, dtype: str = "float32",
+                device: str = "cpu", inputs: str | None = None, init_args: str | None = None,
+                method: str | None = None, train: bool = False, seed: int = 0) -> LoadedTarget:
+    """Load the model and build its inputs; raise UsageError/ModelError with one-line text."""
+    spec = parse_target(target)
+    if method and spec.method and method != spec.method:
+        raise UsageError(f"target names method {spec.method!r} but --method says {method!r}")
+    method_name = method or spec.method or "forward"
+    kwargs_init = parse_init_args(init_args)
+    torch_dtype = parse_dtype(dtype)
+    torch_device = resolve_device(device)
+    shapes = [parse_shape(s) for s in (input_shapes or [])]
+    if inputs and shapes:
+        raise UsageError("use either --input-shape or --inputs, not both")
+    if not inputs and not shapes:
+        raise UsageError("no inputs given: pass --input-shape 8,16 (once per positional input) "
+                         "or --inputs FILE.py:make_inputs")
+
+    folder = str(Path(spec.source).resolve().parent) if spec.is_file else None
+    with importable_folder(folder):
+        module = import_source(spec.source, spec.is_file)
+        torch.manual_seed(seed)
+        model = build_model(module, spec, kwargs_init)
+
+    fn = getattr(model, method_name, None)
+    if fn is None or not callable(fn):
+        methods = [m for m in ("forward", "infer", "generate") if hasattr(model, m)]
+        raise UsageError(f"{spec.name} has no method {method_name!r}"
+                         + (f"; it has {', '.join(methods)}" if methods else ""))
+    try:
+        model = model.to(torch_device)
+    except Exception as exc:
+        raise ModelError(f"moving {spec.name} to {torch_device} failed: {describe(exc)}") from exc
+    model.train(train)
+
+    torch.manual_seed(seed)
+    if inputs:
+        args, kwargs = load_inputs_factory(inputs)
+        args, kwargs = _to_device(args, torch_device), _to_device(kwargs, torch_device)
+    else:
+        high = _embedding_bound(model)
+        args = tuple(make_tensor(s, torch_dtype, torch_device, high) for s in shapes)
+        kwargs = {}
+    # A bound nn.Module method: call it through the module so hooks still run for forward.
+    call = model if method_name == "forward" else fn
+    check_arity(fn, args, kwargs, f"{spec.name}.{method_name}")
+    return LoadedTarget(spec=spec, model=model, method=method_name, fn=call, args=args,
+                        kwargs=kwargs, device=torch_device, training=train,
+                        search_paths=[folder] if folder else [])

@@ -1,0 +1,1 @@
+"""Reporters: each renders a finished ScanResult and never runs a model."""

@@ -1,0 +1,29 @@
+"""JSON reporter: the documented, versioned document of docs/json-schema.md."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from ..result import ScanResult
+
+
+def to_json(result: ScanResult) -> str:
+    return json.dumps(result.to_dict(), indent=2, default=str) + "\n"
+
+
+def write_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Write via a temp file in the same folder and rename, so a reader never sees half a file."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
+                               dir=target.parent if str(target.parent) else ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

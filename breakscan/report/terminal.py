@@ -1,0 +1,141 @@
+"""Terminal report (rich): summary line, ranked action list, one panel per root-cause break.
+
+Renders a :class:`ScanResult`; never runs a model. Colour is rich's decision (off when stdout is
+not a TTY or ``NO_COLOR`` is set); width follows the terminal and stays readable at 100 columns.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from ..result import RootBreak, ScanResult
+
+CONTEXT_LINES = 2
+
+
+def short_path(path: str) -> str:
+    """Relative to the working directory when that is shorter (it usually is for user code)."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return rel if len(rel) < len(path) and not rel.startswith("../..") else path
+
+
+def summary_line(result: ScanResult) -> Text:
+    s = result.summary
+    text = Text()
+    text.append(f"{result.target}", style="bold")
+    text.append(f"  graphs {s.graph_count}", style="cyan")
+    style = "bold red" if s.graph_break_count else "bold green"
+    text.append(f"  root-cause breaks {s.graph_break_count}", style=style)
+    text.append(f"  break records {s.break_records}")
+    text.append(f"  ops {s.op_count}")
+    skipped_style = "bold red" if s.frames_skipped else ""
+    text.append(f"  frames skipped {s.frames_skipped}", style=skipped_style)
+    return text
+
+
+def _excerpt(brk: RootBreak) -> Syntax | Text:
+    lines = linecache.getlines(brk.file)
+    if not lines:
+        return Text(f"{brk.line}: {brk.code}")
+    start = max(1, brk.line - CONTEXT_LINES)
+    end = min(len(lines), brk.line + CONTEXT_LINES)
+    code = "".join(lines[start - 1:end])
+    return Syntax(code, "python", line_numbers=True, start_line=start,
+                  highlight_lines={brk.line}, theme="ansi_dark", word_wrap=True)
+
+
+def _break_panel(rank: int, brk: RootBreak) -> Panel:
+    title = Text()
+    title.append(f"#{rank} ", style="bold")
+    title.append(brk.category, style="bold magenta")
+    title.append(f"  {brk.gb_id or '-'}  {short_path(brk.file)}:{brk.line}")
+    title.append(f"  in {brk.function}()" if brk.function else "")
+    body: list = []
+    meta = Text()
+    meta.append("owner ", style="dim")
+    meta.append(brk.owner, style="yellow" if brk.owner != "user" else "green")
+    meta.append("  Dynamo: ", style="dim")
+    meta.append(brk.gb_type)
+    if brk.frame_skipped:
+        meta.append(f"\nthe whole frame ran eagerly (cause: {brk.cause_category})",
+                    style="bold red")
+    meta.append(f"\nsplits {brk.graph_splits} frame(s); {brk.records} log record(s), "
+                f"{brk.explain_reasons} explain reason(s)", style="dim")
+    body.append(meta)
+    body.append(_excerpt(brk))
+    if len(brk.call_chain) > 1:
+        chain = " → ".join(f"{f.function}() {os.path.basename(f.file)}:{f.line}"
+                           for f in brk.call_chain)
+        body.append(Text("call chain: ", style="dim") + Text(chain))
+    if brk.explanation:
+        body.append(Text("why: ", style="dim") + Text(brk.explanation.splitlines()[0]))
+    for hint in brk.hints[:3]:
+        body.append(Text("hint: ", style="dim") + Text(hint))
+    body.append(Text("fix: ", style="bold green") + Text(brk.suggestion))
+    if brk.owner != "user":
+        body.append(Text("not your code: wrap the call with torch.compiler.disable, or add a "
+                         "logging function to torch._dynamo.config.ignore_logging_functions",
+                         style="yellow"))
+    if brk.doc_url:
+        body.append(Text(f"docs: {brk.doc_url}", style="dim"))
+    return Panel(Group(*body), title=title, title_align="left", expand=True)
+
+
+def _action_table(result: ScanResult) -> Table:
+    table = Table(title="Fix these first", title_justify="left", expand=True, show_lines=False)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("category", no_wrap=True)
+    table.add_column("where", overflow="fold")
+    table.add_column("splits", justify="right")
+    table.add_column("owner", no_wrap=True)
+    table.add_column("source", overflow="ellipsis", no_wrap=True, max_width=40)
+    for rank, brk in enumerate(result.breaks, 1):
+        table.add_row(str(rank), brk.category, f"{short_path(brk.file)}:{brk.line}",
+                      str(brk.graph_splits), brk.owner, brk.code)
+    return table
+
+
+def render(result: ScanResult, console: Console, *, quiet: bool = False,
+           verbose: bool = False) -> None:
+    console.print(summary_line(result))
+    if quiet:
+        return
+    inputs = ", ".join(f"{i.name}: {i.dtype}{i.shape}" if i.kind == "tensor" else
+                       f"{i.name}: {i.kind}" for i in result.inputs)
+    console.print(Text(f"torch {result.torch_version} · {result.device} · {result.method}"
+                       f"({inputs}) · capture {result.capture_seconds:.2f}s", style="dim"))
+    if result.explain.available:
+        e = result.explain
+        console.print(Text(f"torch._dynamo.explain: graphs {e.graph_count}, graph_break_count "
+                           f"{e.graph_break_count}, op_count {e.op_count}", style="dim"))
+    if not result.breaks:
+        console.print(Text("No graph breaks: Dynamo captured every frame it saw.",
+                           style="bold green"))
+    else:
+        console.print(_action_table(result))
+        for rank, brk in enumerate(result.breaks, 1):
+            console.print(_break_panel(rank, brk))
+    if result.discrepancies:
+        console.print(Text("Where explain and breakscan differ", style="bold"))
+        for gap in result.discrepancies:
+            console.print(Text(f"  {gap.topic}: explain {gap.explain}, breakscan "
+                               f"{gap.breakscan} — {gap.reason}"))
+    for note in result.notes:
+        console.print(Text(f"note: {note}", style="yellow"))
+    if verbose:
+        if result.model_output:
+            console.print(Text("model output during the scan:", style="dim"))
+            console.print(Text(result.model_output.rstrip()))
+        for line in result.dynamo_log:
+            console.print(Text(line, style="dim"))
+

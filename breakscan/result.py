@@ -1,0 +1,183 @@
+"""The one result object every stage fills in and every reporter renders.
+
+Plain dataclasses only: reporters read these, they never run a model. ``to_dict`` gives the
+JSON document described in docs/json-schema.md; bump ``SCHEMA_VERSION`` on any breaking change.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = "1.0"
+
+
+@dataclass
+class Frame:
+    """One frame of a user stack, as Dynamo printed it."""
+
+    file: str
+    line: int
+    function: str
+    code: str = ""
+
+    def location(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass
+class BreakRecord:
+    """One graph-break log record, parsed from Dynamo's `graph_breaks` artifact."""
+
+    gb_id: str | None
+    gb_type: str
+    explanation: str
+    hints: list[str]
+    context: str
+    header_file: str | None
+    header_line: int | None
+    user_stack: list[Frame]
+    duplicate: bool = False  # Dynamo's short form: "user stack suppressed due to duplicate"
+    frame_skipped: bool = False  # the frame fell back to eager instead of resuming
+    wrapper_gb_id: str | None = None  # e.g. GB7000 "graph break in loop" around the real cause
+    wrapper_gb_type: str | None = None
+    raw: str = ""
+
+
+@dataclass
+class GraphInfo:
+    """One FX graph Dynamo handed to the backend."""
+
+    index: int
+    compile_id: str | None
+    op_count: int  # call_function + call_method + call_module nodes
+    call_function_count: int  # what explain counts
+    ops: list[str]
+    source_lines: list[str]  # "file:line" the graph's nodes come from, in order, unique
+    input_shapes: list[list[int] | None]
+    break_reason: str | None  # why Dynamo ended this graph (None: end of frame)
+
+
+@dataclass
+class CompiledFrame:
+    """A code object Dynamo processed (bytecode hook + compilation metrics)."""
+
+    compile_id: str | None
+    name: str
+    file: str
+    first_line: int
+    is_resume: bool
+    resume_line: int | None
+    graph_op_count: int | None
+    skipped: bool = False
+    fail_type: str | None = None
+    fail_reason: str | None = None
+    fail_file: str | None = None
+    fail_line: int | None = None
+    break_index: int | None = None  # index into ScanResult.breaks this frame resumes after
+
+
+@dataclass
+class RootBreak:
+    """A root-cause break: one source location, however many records and graphs it caused."""
+
+    owner: str  # user | third_party | torch
+    category: str
+    gb_id: str | None
+    gb_type: str
+    file: str
+    line: int
+    code: str
+    function: str
+    call_chain: list[Frame]
+    explanation: str
+    hints: list[str]
+    suggestion: str
+    doc_url: str | None
+    records: int  # raw graph-break log records attributed to this location
+    explain_reasons: int  # how many of explain's break reasons point here
+    resume_functions: list[str]
+    frame_skipped: bool = False
+    cause_category: str | None = None  # for frame_skipped: the category of the break inside
+    wrapper_gb_id: str | None = None
+    sources: list[str] = field(default_factory=list)  # which channels saw it: log, explain, metrics
+
+    @property
+    def graph_splits(self) -> int:
+        """Frames this break cut: one per record (a nested break cuts every enclosing frame)."""
+        return max(self.records, self.explain_reasons, 1)
+
+    def location(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass
+class ExplainCounts:
+    """What `torch._dynamo.explain` said, verbatim."""
+
+    available: bool
+    graph_count: int | None = None
+    graph_break_count: int | None = None
+    op_count: int | None = None
+    break_reasons: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass
+class Discrepancy:
+    """A number on which explain and breakscan's own capture differ, and why."""
+
+    topic: str
+    explain: int | None
+    breakscan: int | None
+    reason: str
+
+
+@dataclass
+class Summary:
+    graph_count: int
+    graph_break_count: int  # root-cause breaks
+    break_records: int
+    op_count: int
+    frames_skipped: int
+
+
+@dataclass
+class InputSpec:
+    name: str
+    shape: list[int] | None
+    dtype: str | None
+    kind: str = "tensor"  # tensor | other
+
+
+@dataclass
+class ScanResult:
+    target: str
+    method: str
+    torch_version: str
+    python_version: str
+    device: str
+    training: bool
+    inputs: list[InputSpec]
+    summary: Summary
+    explain: ExplainCounts
+    graphs: list[GraphInfo]
+    breaks: list[RootBreak]
+    frames: list[CompiledFrame]
+    discrepancies: list[Discrepancy]
+    capture_seconds: float
+    notes: list[str] = field(default_factory=list)  # degraded features, private-API gaps
+    model_output: str = ""  # what the model printed while it was scanned
+    dynamo_log: list[str] = field(default_factory=list)  # Dynamo's own warnings (shown with --verbose)
+    schema_version: str = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        for brk, raw in zip(data["breaks"], self.breaks):
+            brk["graph_splits"] = raw.graph_splits
+        # Keep the documented key order: identity first, then the facts.
+        order = ["schema_version", "target", "method", "torch_version", "python_version", "device",
+                 "training", "inputs", "summary", "explain", "discrepancies", "breaks", "graphs",
+                 "frames", "notes", "capture_seconds", "model_output", "dynamo_log"]
+        return {key: data[key] for key in order}

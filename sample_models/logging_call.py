@@ -1,0 +1,49 @@
+"""`logging` calls inside forward."""
+
+import logging
+
+import torch
+from torch import nn
+
+log = logging.getLogger(__name__)
+
+
+class LoggerInForward(nn.Module):
+    """`log.debug` is a logging.Logger method Dynamo will not trace: a break.
+
+    Expected scan (--input-shape 8,16):
+        graphs: 2
+        breaks: 1
+        records: 1
+        category: print
+        break_at: log.debug("activations ready")
+    """
+
+    def __init__(self, width: int = 16):
+        super().__init__()
+        self.fc1 = nn.Linear(width, width)
+        self.fc2 = nn.Linear(width, width)
+
+    def forward(self, x):
+        h = torch.relu(self.fc1(x))
+        log.debug("activations ready")
+        return self.fc2(h)
+
+
+class LoggerOutsideForward(nn.Module):
+    """Fixed twin: log in the caller (or guard with torch.compiler.is_compiling()).
+
+    Expected scan (--input-shape 8,16):
+        graphs: 1
+        breaks: 0
+        records: 0
+    """
+
+    def __init__(self, width: int = 16):
+        super().__init__()
+        self.fc1 = nn.Linear(width, width)
+        self.fc2 = nn.Linear(width, width)
+
+    def forward(self, x):
+        h = torch.relu(self.fc1(x))
+        return self.fc2(h)

@@ -1,0 +1,50 @@
+"""A break inside a loop: Dynamo cannot resume inside a loop, so it skips the whole frame."""
+
+import torch
+from torch import nn
+
+
+class PrintInLoop(nn.Module):
+    """A print in the loop body: forward runs entirely in eager mode. explain reports 0 graphs
+    and -1 breaks; breakscan reports the skipped frame and the print that caused it.
+
+    Expected scan (--input-shape 8,16):
+        graphs: 0
+        breaks: 1
+        records: 1
+        category: frame_skipped
+        cause: print
+        frames_skipped: 1
+        break_at: print("layer", i)
+        explain_breaks: -1
+    """
+
+    def __init__(self, width: int = 16, depth: int = 3):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(width, width) for _ in range(depth))
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            x = torch.relu(layer(x))
+            print("layer", i)
+        return x
+
+
+class PrintAfterLoop(nn.Module):
+    """Fixed twin: no print in the loop; the loop unrolls into one graph.
+
+    Expected scan (--input-shape 8,16):
+        graphs: 1
+        breaks: 0
+        records: 0
+        frames_skipped: 0
+    """
+
+    def __init__(self, width: int = 16, depth: int = 3):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(width, width) for _ in range(depth))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = torch.relu(layer(x))
+        return x

@@ -1,0 +1,45 @@
+"""`.tolist()` of a float tensor inside forward."""
+
+import torch
+from torch import nn
+
+
+class TolistInForward(nn.Module):
+    """Reads per-feature scales as a Python list: a break (and a device sync).
+
+    Expected scan (--input-shape 8,16):
+        graphs: 2
+        breaks: 1
+        records: 1
+        category: tolist_numpy
+        break_at: scales = self.scale.abs().tolist()
+    """
+
+    def __init__(self, width: int = 16):
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+        self.scale = nn.Parameter(torch.ones(width))
+
+    def forward(self, x):
+        h = self.fc(x)
+        scales = self.scale.abs().tolist()
+        return h * scales[0]
+
+
+class TensorIndexInstead(nn.Module):
+    """Fixed twin: index the tensor instead of converting it; same outputs.
+
+    Expected scan (--input-shape 8,16):
+        graphs: 1
+        breaks: 0
+        records: 0
+    """
+
+    def __init__(self, width: int = 16):
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+        self.scale = nn.Parameter(torch.ones(width))
+
+    def forward(self, x):
+        h = self.fc(x)
+        return h * self.scale.abs()[0]

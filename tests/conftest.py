@@ -1,0 +1,80 @@
+"""Shared helpers: where the sample models live and how their docstrings state expectations."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_models"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+_EXPECT_LINE = re.compile(r"^\s*(graphs|breaks|records|category|cause|break_at|frames_skipped|"
+                          r"explain_breaks|ops):\s*(.+?)\s*$")
+
+
+@dataclass
+class Expectation:
+    file: Path
+    name: str
+    facts: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def target(self) -> str:
+        return f"{self.file}:{self.name}"
+
+    def __str__(self) -> str:
+        return f"{self.file.name}:{self.name}"
+
+
+def sample_expectations() -> list[Expectation]:
+    """Every sample class whose docstring has an 'Expected scan' block."""
+    found = []
+    for path in sorted(SAMPLES.glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in tree.body:
+            if not isinstance(node, ast.ClassDef):
+                continue
+            doc = ast.get_docstring(node) or ""
+            if "Expected scan" not in doc:
+                continue
+            facts = {}
+            for line in doc.split("Expected scan", 1)[1].splitlines():
+                m = _EXPECT_LINE.match(line)
+                if m:
+                    facts[m.group(1)] = m.group(2)
+            found.append(Expectation(path, node.name, facts))
+    return found
+
+
+def locate(break_at: str, default_file: Path) -> tuple[Path, int]:
+    """'[file.py: ]source text' -> (file, line number of that unique source line)."""
+    file = default_file
+    m = re.match(r"^([\w./-]+\.py):\s*(.+)$", break_at)
+    if m:
+        file, break_at = default_file.parent / m.group(1), m.group(2)
+    hits = [i for i, text in enumerate(file.read_text().splitlines(), 1)
+            if text.strip() == break_at]
+    assert len(hits) == 1, f"break_at {break_at!r} must match one line of {file}, got {hits}"
+    return file, hits[0]
+
+
+def run_cli(*args: str, cwd: Path | str = ROOT, env: dict | None = None,
+            timeout: int = 300) -> subprocess.CompletedProcess:
+    """The real CLI in a subprocess, as a user or CI script runs it."""
+    full_env = dict(os.environ)
+    full_env.pop("FORCE_COLOR", None)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "breakscan", *args], cwd=cwd, env=full_env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def samples() -> Path:
+    return SAMPLES

@@ -1,0 +1,58 @@
+"""Every sample model's real scan matches the facts its docstring states."""
+
+from __future__ import annotations
+
+import pytest
+
+from breakscan import scan
+
+from conftest import locate, sample_expectations
+
+EXPECTATIONS = sample_expectations()
+
+
+def test_every_category_has_a_broken_sample():
+    categories = {e.facts.get("category") for e in EXPECTATIONS}
+    for needed in ("item", "data_dependent_branch", "print", "tolist_numpy", "dynamic_shape_op",
+                   "unsupported_call", "explicit_break", "frame_skipped"):
+        assert needed in categories, needed
+
+
+def test_every_sample_has_a_fixed_twin():
+    per_file: dict = {}
+    for e in EXPECTATIONS:
+        per_file.setdefault(e.file.name, []).append(e.facts["breaks"])
+    for name, breaks in per_file.items():
+        assert "0" in breaks, f"{name} has no twin without breaks"
+
+
+@pytest.mark.parametrize("expect", EXPECTATIONS, ids=str)
+def test_scan_matches_docstring(expect):
+    result = scan(expect.target, input_shapes=["8,16"])
+    facts = expect.facts
+    assert result.summary.graph_count == int(facts["graphs"])
+    assert result.summary.graph_break_count == int(facts["breaks"])
+    assert result.summary.break_records == int(facts["records"])
+    if "frames_skipped" in facts:
+        assert result.summary.frames_skipped == int(facts["frames_skipped"])
+    if "ops" in facts:
+        assert result.summary.op_count == int(facts["ops"])
+    if "explain_breaks" in facts:
+        assert result.explain.graph_break_count == int(facts["explain_breaks"])
+    # explain's graphs are the graphs breakscan recorded in the same pass
+    assert result.explain.graph_count == result.summary.graph_count
+    if facts["breaks"] == "0":
+        assert result.breaks == []
+        return
+    (brk,) = result.breaks
+    assert brk.category == facts["category"]
+    assert brk.owner == "user"
+    assert brk.gb_id and brk.gb_id.startswith("GB")
+    assert brk.suggestion and brk.explanation
+    if "cause" in facts:
+        assert brk.cause_category == facts["cause"]
+    file, line = locate(facts["break_at"], expect.file)
+    assert (brk.file, brk.line) == (str(file), line)
+    assert brk.code == file.read_text().splitlines()[line - 1].strip()
+    assert brk.call_chain[-1].line == line
+    assert brk.call_chain[0].function == "forward"

@@ -88,7 +88,7 @@ def _logging_internal() -> Any | None:
         import torch._logging._internal as internal
     except ImportError:
         return None
-    needed = ("log_registry", "_get_log_state", "_set_log_state", "_init_logs")
+    needed = ("log_registry", "_get_log_state", "_set_log_state")
     return internal if all(hasattr(internal, n) for n in needed) else None
 
 
@@ -109,31 +109,32 @@ def dynamo_logs(verbose: bool, notes: list[str]) -> Iterator[tuple[list[str], li
         yield breaks, recompiles, other
         return
     saved_state = copy.deepcopy(internal._get_log_state())
-    touched: list[tuple[logging.Logger, list[logging.Handler], bool, int]] = []
+    registry = internal.log_registry
+    qnames = list(registry.get_log_qnames()) + list(registry.get_artifact_log_qnames())
+    saved = [(log, list(log.handlers), log.propagate, log.level)
+             for log in map(logging.getLogger, qnames)]
     try:
         torch._logging.set_logs(graph_breaks=True, recompiles=True)
-        loggers = [logging.getLogger(q) for q in internal.log_registry.get_log_qnames()]
         if not verbose:
-            for log in loggers:
-                touched.append((log, list(log.handlers), log.propagate, log.level))
+            for qname in registry.get_log_qnames():
+                log = logging.getLogger(qname)
                 log.handlers = [_ListHandler(other)]
                 log.propagate = False
-        for qname in internal.log_registry.get_artifact_log_qnames():
+        for qname in registry.get_artifact_log_qnames():
             if qname.endswith("__graph_breaks") or qname.endswith("__recompiles"):
                 log = logging.getLogger(qname)
-                touched.append((log, list(log.handlers), log.propagate, log.level))
                 sink = breaks if qname.endswith("__graph_breaks") else recompiles
                 log.handlers = [_ListHandler(sink)]
                 log.setLevel(logging.DEBUG)
                 log.propagate = verbose
         yield breaks, recompiles, other
     finally:
-        for log, handlers, propagate, level in reversed(touched):
+        # Put back the exact handlers and levels the process had (set_logs replaced them).
+        internal._set_log_state(saved_state)
+        for log, handlers, propagate, level in saved:
             log.handlers = handlers
             log.propagate = propagate
             log.setLevel(level)
-        internal._set_log_state(saved_state)
-        internal._init_logs()
 
 
 @contextlib.contextmanager

@@ -7,6 +7,7 @@ own code failed (see README).
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from enum import Enum
@@ -28,6 +29,12 @@ SUBCOMMANDS = {"scan", "version"}
 class OutputFormat(str, Enum):
     terminal = "terminal"
     json = "json"
+
+
+def make_console() -> Console:
+    """A TTY gets its real width; a pipe or CI log gets 100 columns (rich's default is 80)."""
+    width = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS") or 100)
+    return Console(highlight=False, width=width)
 
 
 def _fail(exc: BaseException, debug: bool) -> None:
@@ -75,7 +82,7 @@ def scan(
         result = run_scan(target, input_shapes=input_shape, dtype=dtype, device=device,
                           inputs=inputs, init_args=init_args, method=method, train=train,
                           verbose=verbose)
-        console = Console(highlight=False)
+        console = make_console()
         if output_format is OutputFormat.json:
             text = json_report.to_json(result)
             if output is None:

@@ -30,16 +30,16 @@ def short_path(path: str) -> str:
 
 
 def summary_line(result: ScanResult) -> Text:
+    """Two lines: the target, then the counts (what --quiet prints and CI logs grep)."""
     s = result.summary
     text = Text()
-    text.append(f"{result.target}", style="bold")
-    text.append(f"  graphs {s.graph_count}", style="cyan")
-    style = "bold red" if s.graph_break_count else "bold green"
-    text.append(f"  root-cause breaks {s.graph_break_count}", style=style)
-    text.append(f"  break records {s.break_records}")
-    text.append(f"  ops {s.op_count}")
-    skipped_style = "bold red" if s.frames_skipped else ""
-    text.append(f"  frames skipped {s.frames_skipped}", style=skipped_style)
+    text.append(f"{result.target}\n", style="bold")
+    text.append(f"graphs {s.graph_count}", style="cyan")
+    text.append(" · ")
+    text.append(f"root-cause breaks {s.graph_break_count}",
+                style="bold red" if s.graph_break_count else "bold green")
+    text.append(f" · break records {s.break_records} · ops {s.op_count} · ")
+    text.append(f"frames skipped {s.frames_skipped}", style="bold red" if s.frames_skipped else "")
     return text
 
 
@@ -95,10 +95,10 @@ def _action_table(result: ScanResult) -> Table:
     table = Table(title="Fix these first", title_justify="left", expand=True, show_lines=False)
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("category", no_wrap=True)
-    table.add_column("where", overflow="fold")
-    table.add_column("splits", justify="right")
+    table.add_column("where", no_wrap=True)
+    table.add_column("splits", justify="right", no_wrap=True, min_width=6)
     table.add_column("owner", no_wrap=True)
-    table.add_column("source", overflow="ellipsis", no_wrap=True, max_width=40)
+    table.add_column("source", overflow="ellipsis", no_wrap=True, ratio=1)
     for rank, brk in enumerate(result.breaks, 1):
         table.add_row(str(rank), brk.category, f"{short_path(brk.file)}:{brk.line}",
                       str(brk.graph_splits), brk.owner, brk.code)

@@ -242,8 +242,9 @@ def run_eager(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
         if isinstance(exc, SystemExit):
             raise ModelError(f"{label} called sys.exit({exc.code})") from None
         hint = ""
-        if isinstance(exc, (RuntimeError, ValueError, IndexError)) and "shape" in str(exc).lower() \
-                or "size" in str(exc).lower():
+        message = str(exc).lower()
+        if isinstance(exc, (RuntimeError, ValueError, IndexError)) and (
+                "shape" in message or "size" in message):
             hint = " — check --input-shape / --dtype against what the model expects"
         raise ModelError(f"{label} raised {describe(exc)}{user_frame_hint(exc)}{hint}") from exc
     return out.getvalue()

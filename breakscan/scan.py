@@ -32,12 +32,14 @@ def scan_loaded(loaded: LoadedTarget, *, verbose: bool = False) -> ScanResult:
         raw = run_explain(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
                           verbose=verbose)
     summary, explain, graphs, breaks, frames, gaps = analyse(raw)
-    method_fn = getattr(loaded.model, loaded.method)
+    # A module's own signature is (*args, **kwargs); name the inputs after its method's.
+    signature_of = getattr(loaded.fn, loaded.method, loaded.fn) \
+        if isinstance(loaded.fn, torch.nn.Module) else loaded.fn
     return ScanResult(
         target=str(loaded.spec), method=loaded.method, torch_version=torch.__version__,
         python_version=python_version(), device=str(loaded.device), training=loaded.training,
         inputs=describe_inputs(loaded.args, loaded.kwargs,
-                               positional_names(method_fn, len(loaded.args))),
+                               positional_names(signature_of, len(loaded.args))),
         summary=summary, explain=explain, graphs=graphs, breaks=breaks, frames=frames,
         discrepancies=gaps, capture_seconds=round(raw.seconds, 4), notes=raw.notes,
         model_output=printed + raw.model_output, dynamo_log=raw.dynamo_log)

@@ -144,3 +144,14 @@ def test_scan_never_writes_into_the_users_folder(tmp_path):
     before = _tree_digest(copy)
     scan(f"{copy}/nested_break.py:NestedBreak", input_shapes=["8,16"])
     assert _tree_digest(copy) == before
+
+
+def test_missing_private_apis_degrade_with_notes(monkeypatch):
+    """On a torch without the bytecode hook or compilation metrics the scan still works."""
+    monkeypatch.delattr(torch._dynamo.convert_frame, "register_bytecode_hook")
+    monkeypatch.delattr(torch._dynamo.utils, "get_compilation_metrics")
+    result = scan(f"{SAMPLES}/tensor_branch.py:TensorIf", input_shapes=["8,16"])
+    assert [b.category for b in result.breaks] == ["data_dependent_branch"]
+    assert result.breaks[0].resume_functions == [] and result.frames == []
+    assert any("register_bytecode_hook" in n for n in result.notes)
+    assert any("get_compilation_metrics" in n for n in result.notes)

@@ -61,6 +61,12 @@ def scan(
     method: Optional[str] = typer.Option(None, help="Method to scan instead of forward."),
     train: bool = typer.Option(False, "--train", help="Scan in train() mode with autograd on "
                                "(default: eval() under torch.no_grad())."),
+    vary_batch: Optional[str] = typer.Option(
+        None, help="Also call the compiled model with these batch sizes (e.g. 2,4,16) and "
+        "report every recompile."),
+    shapes: Optional[List[str]] = typer.Option(
+        None, help="Also call it with these input shapes (repeatable; one value per call, "
+        "inputs separated by spaces, e.g. --shapes 8,32) and report recompiles."),
     output_format: OutputFormat = typer.Option(OutputFormat.terminal, "--format", "-f"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report here "
                                           "(with --format json)."),
@@ -81,7 +87,7 @@ def scan(
             raise UsageError(f"--output {output} is a directory; name a file")
         result = run_scan(target, input_shapes=input_shape, dtype=dtype, device=device,
                           inputs=inputs, init_args=init_args, method=method, train=train,
-                          verbose=verbose)
+                          verbose=verbose, vary_batch=vary_batch, shapes=shapes)
         console = make_console()
         if output_format is OutputFormat.json:
             text = json_report.to_json(result)

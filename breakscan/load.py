@@ -398,3 +398,45 @@ def load_target(target: str, *, input_shapes: list[str] | None = None, dtype: st
     return LoadedTarget(spec=spec, model=model, method=method_name, fn=call, args=args,
                         kwargs=kwargs, device=torch_device, training=train,
                         search_paths=[folder] if folder else [])
+
+
+def parse_batches(text: str) -> list[int]:
+    """``--vary-batch 1,4,16`` -> [1, 4, 16]."""
+    sizes = parse_shape(text)
+    if not sizes or any(b == 0 for b in sizes):
+        raise UsageError(f"bad --vary-batch {text!r}: give positive batch sizes, e.g. 1,4,16")
+    return sizes
+
+
+def parse_shape_set(text: str) -> list[list[int]]:
+    """One ``--shapes`` value: the shapes of all positional inputs, separated by spaces."""
+    parts = text.split()
+    if not parts:
+        raise UsageError("empty --shapes value: write e.g. --shapes 8,32 (one shape per input, "
+                         "separated by spaces)")
+    return [parse_shape(p) for p in parts]
+
+
+def input_sets(loaded: LoadedTarget, *, batches: list[int] | None = None,
+               shape_sets: list[list[list[int]]] | None = None) -> list[tuple[Any, ...]]:
+    """New positional inputs like the scanned ones (same dtype/device), one tuple per set.
+
+    ``batches`` replaces dim 0 of every tensor input; ``shape_sets`` gives every shape.
+    """
+    templates = list(loaded.args)
+    if not templates or not all(isinstance(t, torch.Tensor) for t in templates) or loaded.kwargs:
+        raise UsageError("--vary-batch/--shapes need positional tensor inputs "
+                         "(from --input-shape or an --inputs factory returning a tuple)")
+    if batches is not None:
+        if any(t.dim() == 0 for t in templates):
+            raise UsageError("--vary-batch needs inputs with a batch dimension")
+        shape_sets = [[[b, *t.shape[1:]] for t in templates] for b in batches]
+    high = _embedding_bound(loaded.model)
+    sets = []
+    for shapes in shape_sets or []:
+        if len(shapes) != len(templates):
+            raise UsageError(f"--shapes {' '.join(','.join(map(str, s)) for s in shapes)!r} "
+                             f"gives {len(shapes)} input(s); the model takes {len(templates)}")
+        sets.append(tuple(make_tensor(list(s), t.dtype, t.device, high)
+                          for s, t in zip(shapes, templates)))
+    return sets

@@ -10,7 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 
 
 @dataclass
@@ -135,12 +135,40 @@ class Discrepancy:
 
 
 @dataclass
+class Recompile:
+    """One recompile: the frame Dynamo compiled again and the guards that failed."""
+
+    function: str
+    file: str
+    line: int
+    reasons: list[str]  # e.g. "tensor 'x' size mismatch at index 0. expected 8, actual 4"
+    failed_compile_ids: list[str]
+    input_set: int | None  # which input set triggered it
+    guard_lines: list[str] = field(default_factory=list)  # user file:line a guard names
+
+
+@dataclass
+class RecompileReport:
+    """What calling the compiled model with several input sets cost (--vary-batch/--shapes)."""
+
+    input_sets: list[list[list[int]]]
+    graph_count: int
+    recompiles: list[Recompile]
+    limit_hits: list[str]
+    recompile_limit: int | None
+    dynamic_graph_count: int | None = None  # the same sets replayed with dynamic=True
+    dynamic_recompile_count: int | None = None
+    suggestion: str | None = None
+
+
+@dataclass
 class Summary:
     graph_count: int
     graph_break_count: int  # root-cause breaks
     break_records: int
     op_count: int
     frames_skipped: int
+    recompile_count: int = 0  # over --vary-batch/--shapes input sets (0 when not exercised)
 
 
 @dataclass
@@ -167,6 +195,7 @@ class ScanResult:
     frames: list[CompiledFrame]
     discrepancies: list[Discrepancy]
     capture_seconds: float
+    recompiles: RecompileReport | None = None
     notes: list[str] = field(default_factory=list)  # degraded features, private-API gaps
     model_output: str = ""  # what the model printed while it was scanned
     dynamo_log: list[str] = field(default_factory=list)  # Dynamo's own warnings (shown with --verbose)
@@ -179,5 +208,5 @@ class ScanResult:
         # Keep the documented key order: identity first, then the facts.
         order = ["schema_version", "target", "method", "torch_version", "python_version", "device",
                  "training", "inputs", "summary", "explain", "discrepancies", "breaks", "graphs",
-                 "frames", "notes", "capture_seconds", "model_output", "dynamo_log"]
+                 "frames", "recompiles", "notes", "capture_seconds", "model_output", "dynamo_log"]
         return {key: data[key] for key in order}

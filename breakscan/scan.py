@@ -17,13 +17,16 @@ import torch
 
 from .analyse import analyse, python_version
 from .capture import run_eager, run_explain
-from .load import (LoadedTarget, describe_inputs, importable_folder, load_target,
-                   positional_names)
+from .errors import UsageError
+from .load import (LoadedTarget, describe_inputs, importable_folder, input_sets, load_target,
+                   parse_batches, parse_shape_set, positional_names)
+from .recompiles import check_recompiles
 from .result import ScanResult
 
 
-def scan_loaded(loaded: LoadedTarget, *, verbose: bool = False) -> ScanResult:
-    """Capture and analyse an already loaded target."""
+def scan_loaded(loaded: LoadedTarget, *, verbose: bool = False,
+                shape_sets: list[tuple[Any, ...]] | None = None) -> ScanResult:
+    """Capture and analyse an already loaded target; with ``shape_sets`` also check recompiles."""
     label = f"{loaded.spec.name}.{loaded.method}"
     folder = loaded.search_paths[0] if loaded.search_paths else None
     with importable_folder(folder):
@@ -31,7 +34,11 @@ def scan_loaded(loaded: LoadedTarget, *, verbose: bool = False) -> ScanResult:
                             label=label)
         raw = run_explain(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
                           verbose=verbose)
+        recompiles = check_recompiles(loaded.fn, shape_sets, training=loaded.training) \
+            if shape_sets else None
     summary, explain, graphs, breaks, frames, gaps = analyse(raw)
+    if recompiles is not None:
+        summary.recompile_count = len(recompiles.recompiles)
     # A module's own signature is (*args, **kwargs); name the inputs after its method's.
     signature_of = getattr(loaded.fn, loaded.method, loaded.fn) \
         if isinstance(loaded.fn, torch.nn.Module) else loaded.fn
@@ -41,20 +48,34 @@ def scan_loaded(loaded: LoadedTarget, *, verbose: bool = False) -> ScanResult:
         inputs=describe_inputs(loaded.args, loaded.kwargs,
                                positional_names(signature_of, len(loaded.args))),
         summary=summary, explain=explain, graphs=graphs, breaks=breaks, frames=frames,
-        discrepancies=gaps, capture_seconds=round(raw.seconds, 4), notes=raw.notes,
+        discrepancies=gaps, capture_seconds=round(raw.seconds, 4), recompiles=recompiles,
+        notes=raw.notes,
         model_output=printed + raw.model_output, dynamo_log=raw.dynamo_log)
 
 
 def scan(target: str, *, input_shapes: list[str] | None = None, dtype: str = "float32",
          device: str = "cpu", inputs: str | None = None, init_args: str | None = None,
-         method: str | None = None, train: bool = False, verbose: bool = False) -> ScanResult:
+         method: str | None = None, train: bool = False, verbose: bool = False,
+         vary_batch: str | list[int] | None = None,
+         shapes: list[str] | None = None) -> ScanResult:
     """Scan ``FILE.py:NAME[.method]`` (or ``pkg.mod:NAME``) and return the result.
 
+    ``vary_batch`` ("1,4,16") or ``shapes`` (["8,16", "8,32"], one string per input set, inputs
+    separated by spaces) also call the compiled model with those inputs and report recompiles.
     Raises :class:`breakscan.errors.UsageError` (exit 2) or :class:`ModelError` (exit 3).
     """
     loaded = load_target(target, input_shapes=input_shapes, dtype=dtype, device=device,
                          inputs=inputs, init_args=init_args, method=method, train=train)
-    return scan_loaded(loaded, verbose=verbose)
+    if vary_batch and shapes:
+        raise UsageError("use either --vary-batch or --shapes, not both")
+    sets = None
+    if vary_batch:
+        batches = parse_batches(vary_batch) if isinstance(vary_batch, str) else list(vary_batch)
+        sets = input_sets(loaded, batches=batches)
+    elif shapes:
+        first = [list(a.shape) for a in loaded.args if isinstance(a, torch.Tensor)]
+        sets = input_sets(loaded, shape_sets=[first] + [parse_shape_set(s) for s in shapes])
+    return scan_loaded(loaded, verbose=verbose, shape_sets=sets)
 
 
 def scan_callable(model: torch.nn.Module | Callable[..., Any], *args: Any,

@@ -37,7 +37,8 @@ def test_json_to_a_file_follows_the_schema(tmp_path):
     assert doc["target"].endswith("nested_break.py:NestedBreak")
     assert doc["inputs"] == [{"name": "x", "shape": [8, 16], "dtype": "float32", "kind": "tensor"}]
     assert doc["summary"] == {"graph_count": 6, "graph_break_count": 1, "break_records": 3,
-                              "op_count": 7, "frames_skipped": 0}
+                              "op_count": 7, "frames_skipped": 0,
+                              "recompile_count": 0}
     assert {k: doc["explain"][k] for k in ("graph_count", "graph_break_count", "op_count")} == {
         "graph_count": 6, "graph_break_count": 5, "op_count": 5}
     (brk,) = doc["breaks"]
@@ -48,6 +49,7 @@ def test_json_to_a_file_follows_the_schema(tmp_path):
     assert brk["file"].endswith("nested_helpers.py")
     assert len(doc["graphs"]) == 6 and sum(g["op_count"] for g in doc["graphs"]) == 7
     assert {d["topic"] for d in doc["discrepancies"]} >= {"graph_break_count", "op_count"}
+    assert doc["recompiles"] is None  # only with --vary-batch/--shapes
 
 
 def test_json_to_stdout_is_only_json():

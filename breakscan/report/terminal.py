@@ -40,6 +40,9 @@ def summary_line(result: ScanResult) -> Text:
                 style="bold red" if s.graph_break_count else "bold green")
     text.append(f" · break records {s.break_records} · ops {s.op_count} · ")
     text.append(f"frames skipped {s.frames_skipped}", style="bold red" if s.frames_skipped else "")
+    if result.recompiles is not None:
+        text.append(f" · recompiles {s.recompile_count}",
+                    style="bold red" if s.recompile_count else "")
     return text
 
 
@@ -105,6 +108,30 @@ def _action_table(result: ScanResult) -> Table:
     return table
 
 
+def _render_recompiles(result: ScanResult, console: Console) -> None:
+    report = result.recompiles
+    sets = " | ".join(" ".join("x".join(map(str, shape)) for shape in shapes)
+                      for shapes in report.input_sets)
+    console.print(Text(f"Recompiles over {len(report.input_sets)} input sets ({sets}): "
+                       f"{len(report.recompiles)} recompile(s), {report.graph_count} graph(s)",
+                       style="bold"))
+    for rec in report.recompiles:
+        console.print(Text(f"  {rec.function}() {short_path(rec.file)}:{rec.line} "
+                           f"(input set {rec.input_set})", style="magenta"))
+        for reason in rec.reasons:
+            console.print(Text(f"    guard failed: {reason.split('  #')[0]}"))
+        for loc in rec.guard_lines:
+            console.print(Text(f"    guard set by {short_path(loc)}", style="dim"))
+    if report.dynamic_recompile_count is not None:
+        console.print(Text(f"  with dynamic=True: {report.dynamic_recompile_count} recompile(s), "
+                           f"{report.dynamic_graph_count} graph(s)", style="dim"))
+    if report.limit_hits:
+        console.print(Text(f"  recompile limit hit: {', '.join(report.limit_hits)} fell back "
+                           "to eager", style="bold red"))
+    if report.suggestion:
+        console.print(Text("  fix: ", style="bold green") + Text(report.suggestion))
+
+
 def render(result: ScanResult, console: Console, *, quiet: bool = False,
            verbose: bool = False) -> None:
     console.print(summary_line(result))
@@ -125,6 +152,8 @@ def render(result: ScanResult, console: Console, *, quiet: bool = False,
         console.print(_action_table(result))
         for rank, brk in enumerate(result.breaks, 1):
             console.print(_break_panel(rank, brk))
+    if result.recompiles is not None:
+        _render_recompiles(result, console)
     if result.discrepancies:
         console.print(Text("Where explain and breakscan differ", style="bold"))
         for gap in result.discrepancies:

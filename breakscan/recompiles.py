@@ -1,0 +1,157 @@
+"""Recompiles across input shapes: call the compiled model with each input set and record
+every recompile with Dynamo's guard-failure reason.
+
+Runs ``torch.compile(fn, backend=<recording eager backend>)``: guards and recompiles are
+Dynamo's, so no inductor compile is needed. When shapes caused recompiles, the same sets are
+replayed with ``dynamic=True`` to *show* whether that removes them, instead of just advising it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import sys
+import warnings
+from typing import Any, Callable
+
+import torch
+
+from .analyse import is_torch_file
+from .capture import _read_metrics, clean_dynamo_state, dynamo_logs
+from .errors import ModelError, describe, user_frame_hint
+from .result import Recompile, RecompileReport
+
+_HEADER = re.compile(r"Recompiling function (?P<fn>\S+) in (?P<file>.+):(?P<line>\d+)")
+_REASON = re.compile(r"^\s*-\s*(?P<cid>\d+/\d+):\s*(?P<reason>.+?)\s*$")
+_GUARD_SOURCE = re.compile(r"#\s*(?P<file>[^\s#]+):(?P<line>\d+) in (?P<fn>\w+)")
+_LIMIT = re.compile(r"recompile_limit|cache_size_limit|cache size limit|recompile limit", re.I)
+
+
+def parse_recompile_message(text: str) -> Recompile | None:
+    """Parse the ``recompiles`` artifact: header line, then ``- 0/0: <guard failure>`` lines."""
+    header = _HEADER.search(text)
+    if not header:
+        return None
+    reasons = [m.group("reason") for m in map(_REASON.match, text.splitlines()) if m]
+    failed = [m.group("cid") for m in map(_REASON.match, text.splitlines()) if m]
+    return Recompile(function=header.group("fn"), file=header.group("file"),
+                     line=int(header.group("line")), reasons=reasons,
+                     failed_compile_ids=failed, input_set=None,
+                     guard_lines=guard_source_lines(reasons))
+
+
+def _resolve(fragment: str) -> str | None:
+    """Dynamo shortens paths in guard comments ("ork/main/model.py"): find the loaded file."""
+    if os.path.isabs(fragment):
+        return fragment
+    tail = fragment.split("/", 1)[1] if "/" in fragment else fragment
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if path and path.endswith(fragment) and path.endswith(os.sep + tail):
+            return path
+    return None
+
+
+def guard_source_lines(reasons: list[str]) -> list[str]:
+    """User ``file:line`` s a guard names (the shape branch that specialised), torch's dropped."""
+    found: list[str] = []
+    for reason in reasons:
+        for m in _GUARD_SOURCE.finditer(reason):
+            path = _resolve(m.group("file"))
+            if path and not is_torch_file(path):
+                loc = f"{path}:{m.group('line')}"
+                if loc not in found:
+                    found.append(loc)
+    return found
+
+
+def _run_sets(fn: Callable[..., Any], sets: list[tuple[Any, ...]], *, training: bool,
+              dynamic: bool | None) -> tuple[int, list[Recompile], list[str]]:
+    """Compile once, call with each input set; (graphs, recompiles, frames that hit the limit)."""
+    graphs: list[str] = []
+
+    def recording_backend(gm: torch.fx.GraphModule, example_inputs: Any) -> Callable[..., Any]:
+        graphs.append(str(torch._guards.CompileContext.current_compile_id()))
+        return gm.forward
+
+    notes: list[str] = []
+    recompiles: list[Recompile] = []
+    grad = contextlib.nullcontext() if training else torch.no_grad()
+    clean_dynamo_state()
+    try:
+        with dynamo_logs(False, notes) as (_, recompile_logs, _other), grad, \
+                contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compiled = torch.compile(fn, backend=recording_backend, dynamic=dynamic)
+            for index, args in enumerate(sets):
+                seen = len(recompile_logs)
+                try:
+                    compiled(*args)
+                except Exception as exc:
+                    shapes = [list(a.shape) for a in args if isinstance(a, torch.Tensor)]
+                    raise ModelError(f"compiled call with input shapes {shapes} raised "
+                                     f"{describe(exc)}{user_frame_hint(exc)}") from exc
+                for text in recompile_logs[seen:]:
+                    record = parse_recompile_message(text)
+                    if record is not None:
+                        record.input_set = index
+                        recompiles.append(record)
+        limit_hits = []
+        for m in _read_metrics(notes):
+            if _LIMIT.search(f"{m.fail_type or ''} {m.fail_reason or ''}"):
+                last = recompiles[-1] if recompiles else None  # the metric row may lack a name
+                name = m.name or (last.function if last else "?")
+                where = f"{m.file}:{m.first_line}" if m.file else \
+                    (f"{last.file}:{last.line}" if last else "?")
+                limit_hits.append(f"{name} ({where})")
+    finally:
+        clean_dynamo_state()
+    return len(graphs), recompiles, limit_hits
+
+
+def check_recompiles(fn: Callable[..., Any], sets: list[tuple[Any, ...]], *,
+                     training: bool = False) -> RecompileReport:
+    """Exercise ``fn`` over ``sets`` as ``torch.compile`` would, then try ``dynamic=True``."""
+    graphs, recompiles, limit_hits = _run_sets(fn, sets, training=training, dynamic=None)
+    report = RecompileReport(
+        input_sets=[[list(a.shape) for a in args if isinstance(a, torch.Tensor)] for args in sets],
+        graph_count=graphs, recompiles=recompiles, limit_hits=limit_hits,
+        recompile_limit=getattr(torch._dynamo.config, "recompile_limit",
+                                getattr(torch._dynamo.config, "cache_size_limit", None)))
+    if recompiles:
+        dyn_graphs, dyn_recompiles, _ = _run_sets(fn, sets, training=training, dynamic=True)
+        report.dynamic_graph_count = dyn_graphs
+        report.dynamic_recompile_count = len(dyn_recompiles)
+        report.suggestion = _suggest(report, recompiles, dyn_recompiles)
+    if limit_hits:
+        report.suggestion = (report.suggestion or "") + (
+            f" The recompile limit (torch._dynamo.config.recompile_limit = "
+            f"{report.recompile_limit}) was hit: {', '.join(limit_hits)} now runs eagerly.")
+    return report
+
+
+def _suggest(report: RecompileReport, recompiles: list[Recompile],
+             dyn_recompiles: list[Recompile]) -> str:
+    """Advice from what the two runs showed, not from a rule of thumb."""
+    branches = sorted({loc for rec in recompiles for loc in rec.guard_lines})
+    where = f" The failing guard comes from {', '.join(branches)}." if branches else ""
+    if len(dyn_recompiles) < len(recompiles):
+        return (f"Compile with dynamic=True (verified: {len(recompiles)} -> {len(dyn_recompiles)} "
+                f"recompiles, {report.graph_count} -> {report.dynamic_graph_count} graphs over "
+                "these input sets), or call torch._dynamo.mark_dynamic(x, dim) on the varying "
+                f"dimension before the first call.{where}")
+    tiny = any(d in (0, 1) for shapes in report.input_sets for shape in shapes for d in shape)
+    if tiny:
+        return (f"dynamic=True does not help here ({len(dyn_recompiles)} recompiles remain): "
+                "Dynamo always specialises sizes 0 and 1, so an input set with a size-1 "
+                "dimension compiles its own graph; use torch._dynamo.mark_unbacked(x, dim) or "
+                f"keep batch sizes >= 2.{where}")
+    if any("size mismatch" in r or "size()" in r for rec in recompiles for r in rec.reasons):
+        return (f"dynamic=True does not help here ({len(dyn_recompiles)} recompiles remain): "
+                "Python code specialises on the shape (a branch like `if x.shape[0] > 8` or a "
+                f"loop over `range(x.shape[0])`); make it shape-independent.{where}")
+    return ("The failing guards are not about shapes (a global or attribute that changes "
+            "between calls): keep such state out of forward.")

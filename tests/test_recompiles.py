@@ -1,0 +1,102 @@
+"""Recompiles over several input sets (--vary-batch / --shapes), on live Dynamo."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+import torch
+
+from breakscan import scan
+from breakscan.errors import UsageError
+from breakscan.recompiles import check_recompiles, parse_recompile_message
+
+from conftest import SAMPLES, locate, run_cli
+
+SHAPE = f"{SAMPLES}/shape_branch.py"
+
+
+def _expected(name: str) -> dict[str, str]:
+    source = (SAMPLES / "shape_branch.py").read_text()
+    block = source.split(f"class {name}", 1)[1].split("Expected with --vary-batch 2,4,16:", 1)[1]
+    return dict(re.findall(r"^\s*(\w+): (.+?)\s*$", block.split('"""', 1)[0], re.M))
+
+
+@pytest.mark.parametrize("name", ["ShapeBranch", "NoShapeBranch"])
+def test_vary_batch_matches_docstring(name):
+    facts = _expected(name)
+    result = scan(f"{SHAPE}:{name}", input_shapes=["8,16"], vary_batch="2,4,16")
+    report = result.recompiles
+    assert report.input_sets == [[[2, 16]], [[4, 16]], [[16, 16]]]
+    assert result.summary.recompile_count == len(report.recompiles) == int(facts["recompiles"])
+    assert report.dynamic_recompile_count == int(facts["recompiles_dynamic"])
+    assert report.dynamic_graph_count < report.graph_count
+    assert "dynamic=True (verified" in report.suggestion
+    first = report.recompiles[0]
+    assert first.function == "forward" and first.input_set == 1
+    assert first.reasons == ["tensor 'x' size mismatch at index 0. expected 2, actual 4"]
+    if "guard_at" in facts:
+        file, line = locate(facts["guard_at"], SAMPLES / "shape_branch.py")
+        assert f"{file}:{line}" in report.recompiles[1].guard_lines
+        assert f"{file}:{line}" in report.suggestion
+
+
+def test_batch_of_one_is_always_specialised():
+    result = scan(f"{SHAPE}:ShapeBranch", input_shapes=["8,16"], vary_batch="1,4,16")
+    report = result.recompiles
+    assert len(report.recompiles) == 2 and report.dynamic_recompile_count == 2
+    assert "sizes 0 and 1" in report.suggestion
+
+
+def test_shapes_option_and_its_errors():
+    result = scan(f"{SHAPE}:ShapeBranch", input_shapes=["8,16"], shapes=["12,16", "3,16"])
+    assert result.recompiles.input_sets == [[[8, 16]], [[12, 16]], [[3, 16]]]
+    with pytest.raises(UsageError, match="gives 2 input"):
+        scan(f"{SHAPE}:ShapeBranch", input_shapes=["8,16"], shapes=["4,16 4,16"])
+    with pytest.raises(UsageError, match="not both"):
+        scan(f"{SHAPE}:ShapeBranch", input_shapes=["8,16"], shapes=["4,16"], vary_batch="2,4")
+    with pytest.raises(UsageError, match="--vary-batch"):
+        scan(f"{SHAPE}:ShapeBranch", input_shapes=["8,16"], vary_batch="0,4")
+
+
+def test_global_mutation_hits_the_recompile_limit():
+    from conftest import FIXTURES
+
+    limit = torch._dynamo.config.recompile_limit
+    shapes = ["4"] * (limit + 2)
+    result = scan(f"{FIXTURES}/models/global_state.py:AppendsToGlobal", input_shapes=["4"],
+                  shapes=shapes)
+    report = result.recompiles
+    assert len(report.recompiles) >= limit - 1  # every call fails the guard on len(SEEN)
+    assert report.limit_hits and report.limit_hits[0].startswith("forward")
+    assert "recompile limit" in report.suggestion and "not about shapes" in report.suggestion
+
+
+def test_no_recompiles_without_shape_changes():
+    result = scan(f"{SHAPE}:NoShapeBranch", input_shapes=["8,16"], shapes=["8,16"])
+    assert result.summary.recompile_count == 0 and result.recompiles.suggestion is None
+
+
+def test_parse_recompile_message():
+    text = ("Recompiling function forward in /m/model.py:21\n"
+            "    triggered by the following guard failure(s):\n"
+            "    - 0/0: tensor 'x' size mismatch at index 0. expected 8, actual 4\n")
+    rec = parse_recompile_message(text)
+    assert (rec.function, rec.file, rec.line) == ("forward", "/m/model.py", 21)
+    assert rec.reasons == ["tensor 'x' size mismatch at index 0. expected 8, actual 4"]
+    assert rec.failed_compile_ids == ["0/0"]
+    assert parse_recompile_message("Graph break in user code at x.py:1") is None
+
+
+def test_cli_json_carries_recompiles(tmp_path):
+    dest = tmp_path / "scan.json"
+    proc = run_cli("sample_models/shape_branch.py:ShapeBranch", "-s", "8,16", "--vary-batch",
+                   "2,4,16", "--format", "json", "-o", str(dest))
+    assert proc.returncode == 0, proc.stderr
+    assert "recompiles 2" in proc.stdout
+    doc = json.loads(dest.read_text())
+    assert doc["summary"]["recompile_count"] == 2
+    assert doc["recompiles"]["dynamic_recompile_count"] == 1
+    assert doc["recompiles"]["recompiles"][0]["reasons"] == [
+        "tensor 'x' size mismatch at index 0. expected 2, actual 4"]

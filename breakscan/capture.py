@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from .errors import ModelError, describe, user_frame_hint
+from .errors import as_model_error, describe, user_frame_hint
 
 
 @dataclass
@@ -237,14 +237,10 @@ def run_eager(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
         with grad, contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
             fn(*args, **kwargs)
     except BaseException as exc:
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        if isinstance(exc, SystemExit):
-            raise ModelError(f"{label} called sys.exit({exc.code})") from None
-        hint = ""
         message = str(exc).lower()
+        hint = ""
         if isinstance(exc, (RuntimeError, ValueError, IndexError)) and (
                 "shape" in message or "size" in message):
             hint = " — check --input-shape / --dtype against what the model expects"
-        raise ModelError(f"{label} raised {describe(exc)}{user_frame_hint(exc)}{hint}") from exc
+        raise as_model_error(exc, label, hint) from exc
     return out.getvalue()

@@ -59,3 +59,12 @@ def describe(exc: BaseException) -> str:
     if len(text) > 300:
         text = text[:297] + "..."
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def as_model_error(exc: BaseException, what: str, hint: str = "") -> ModelError:
+    """One-line ModelError for an exception raised by the user's own code (Ctrl-C re-raised)."""
+    if isinstance(exc, KeyboardInterrupt):
+        raise exc
+    if isinstance(exc, SystemExit):
+        return ModelError(f"{what} called sys.exit({exc.code})")
+    return ModelError(f"{what} failed: {describe(exc)}{user_frame_hint(exc)}{hint}")

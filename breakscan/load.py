@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator
 import torch
 from torch import nn
 
-from .errors import ModelError, UsageError, describe, user_frame_hint
+from .errors import ModelError, UsageError, as_model_error, describe, user_frame_hint
 
 DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32, "float": torch.float32, "float64": torch.float64,
@@ -185,12 +185,7 @@ def import_source(source: str, is_file: bool, what: str = "target") -> Any:
         spec.loader.exec_module(module)
     except BaseException as exc:
         sys.modules.pop(module_name, None)
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        if isinstance(exc, SystemExit):
-            raise ModelError(f"importing {source} called sys.exit({exc.code})") from None
-        raise ModelError(f"importing {source} failed: {describe(exc)}"
-                         f"{user_frame_hint(exc)}") from exc
+        raise as_model_error(exc, f"importing {source}") from exc
     return module
 
 
@@ -249,12 +244,7 @@ def build_model(module: Any, spec: TargetSpec, init_args: dict[str, Any]) -> nn.
     try:
         built = obj(**init_args)
     except BaseException as exc:
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        if isinstance(exc, SystemExit):
-            raise ModelError(f"{label} called sys.exit({exc.code})") from None
-        raise ModelError(f"building {spec.name} failed: {describe(exc)}"
-                         f"{user_frame_hint(exc)}") from exc
+        raise as_model_error(exc, f"building {spec.name}") from exc
     if not isinstance(built, nn.Module):
         raise UsageError(f"factory {spec.name}() returned {type(built).__name__}, "
                          "not an nn.Module")

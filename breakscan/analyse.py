@@ -353,10 +353,13 @@ def discrepancies(summary: Summary, explain: ExplainCounts, breaks: list[RootBre
             "log also records leading breaks, skipped frames and each nested frame's split"))
     if explain.op_count != summary.op_count:
         methods = sum(g.op_count - g.call_function_count for g in graphs)
+        names = sorted({op for g in graphs for op in g.ops if op.startswith(".")})
+        examples = ", ".join(f"x{n}()" for n in names[:4])
         out.append(Discrepancy(
             "op_count", explain.op_count, summary.op_count,
             f"explain counts only call_function nodes; breakscan also counts "
-            f"{_plural(methods, 'call_method/call_module node')} (e.g. x.relu(), self.linear)"))
+            f"{_plural(methods, 'call_method/call_module node')}"
+            + (f" (here: {examples})" if examples else "")))
     return out
 
 

@@ -70,7 +70,7 @@ def scan(
     output_format: OutputFormat = typer.Option(OutputFormat.terminal, "--format", "-f"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report here "
                                           "(with --format json)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the summary line."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the two summary lines."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also show Dynamo's own logs "
                                  "and what the model printed."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
@@ -119,11 +119,25 @@ def version() -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: ``breakscan TARGET …`` means ``breakscan scan TARGET …``."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args in (["--version"], ["-V"]):
+        args = ["version"]
     first = next((a for a in args if not a.startswith("-")), None)
     if first is not None and first not in SUBCOMMANDS and not {"-h", "--help"} & set(
             args[:args.index(first)]):
         args.insert(args.index(first), "scan")
-    app(args=args, prog_name="breakscan")
+    try:
+        code = app(args=args, prog_name="breakscan", standalone_mode=False)
+    except Exception as exc:
+        # typer vendors click: match its usage errors (bad option or value) by shape.
+        if not hasattr(exc, "format_message"):
+            raise
+        if type(exc).__name__ == "Abort":
+            sys.exit(130)
+        if exc.format_message():  # empty when no arguments made click print the help
+            Console(stderr=True, highlight=False, soft_wrap=True).print(
+                f"breakscan: error: {exc.format_message()} (see breakscan --help)", markup=False)
+        sys.exit(EXIT_USAGE)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -86,9 +86,12 @@ def parse_target(text: str) -> TargetSpec:
 
 def parse_shape(text: str) -> list[int]:
     """Parse ``8,16`` (or ``8x16``) into ``[8, 16]``; a blank string is a 0-d scalar."""
+    if text.strip() in ("()", "[]"):
+        return []  # an explicit 0-d scalar input
     cleaned = text.strip().strip("()[]")
     if cleaned == "":
-        return []
+        raise UsageError("empty --input-shape: write e.g. --input-shape 8,16 (or () for a "
+                         "0-d scalar)")
     parts = re.split(r"\s*[,x×]\s*", cleaned)
     dims: list[int] = []
     for part in parts:
@@ -295,7 +298,10 @@ def load_inputs_factory(text: str) -> tuple[tuple[Any, ...], dict[str, Any]]:
         return (), value
     if isinstance(value, (tuple, list)):
         return tuple(value), {}
-    return (value,), {}
+    if isinstance(value, torch.Tensor):
+        return (value,), {}
+    raise UsageError(f"--inputs {spec.name}() returned {type(value).__name__}; return a tensor, "
+                     "a tuple of positional inputs or a dict of keyword inputs")
 
 
 def describe_inputs(args: tuple[Any, ...], kwargs: dict[str, Any], names: list[str]):
@@ -380,7 +386,12 @@ def load_target(target: str, *, input_shapes: list[str] | None = None, dtype: st
         args, kwargs = _to_device(args, torch_device), _to_device(kwargs, torch_device)
     else:
         high = _embedding_bound(model)
-        args = tuple(make_tensor(s, torch_dtype, torch_device, high) for s in shapes)
+        try:
+            args = tuple(make_tensor(s, torch_dtype, torch_device, high) for s in shapes)
+        except (RuntimeError, TypeError, OverflowError, ValueError) as exc:
+            raise UsageError(f"cannot create inputs of shape "
+                             f"{' and '.join(','.join(map(str, s)) for s in shapes)} "
+                             f"({describe(exc)}); use a smaller --input-shape") from None
         kwargs = {}
     # A bound nn.Module method: call it through the module so hooks still run for forward.
     call = model if method_name == "forward" else fn

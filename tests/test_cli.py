@@ -98,3 +98,12 @@ def test_bad_shape_text_and_unwritable_output(tmp_path):
     assert proc.returncode == 2 and "bad --input-shape '8,,16'" in proc.stderr
     proc = run_cli(ITEM, "-s", "8,16", "-f", "json", "-o", str(tmp_path / "no" / "dir.json"))
     assert proc.returncode == 2 and "cannot write" in proc.stderr
+
+
+def test_option_errors_are_one_line_too():
+    proc = run_cli(ITEM, "-s", "8,16", "--format", "xml")
+    assert proc.returncode == 2
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("breakscan: error: Invalid value for '--format'")
+    version = run_cli("--version")
+    assert version.returncode == 0 and version.stdout.startswith("breakscan ")

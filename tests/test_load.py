@@ -37,12 +37,12 @@ def test_parse_target_rejects(text):
 
 
 @pytest.mark.parametrize("text, dims", [("8,16", [8, 16]), ("8x16", [8, 16]), (" 4 , 2 ", [4, 2]),
-                                        ("(2,3)", [2, 3]), ("0,4", [0, 4]), ("", [])])
+                                        ("(2,3)", [2, 3]), ("0,4", [0, 4]), ("()", [])])
 def test_parse_shape(text, dims):
     assert parse_shape(text) == dims
 
 
-@pytest.mark.parametrize("text", ["8,,16", "-1", "abc", "8,16.5", "8;16"])
+@pytest.mark.parametrize("text", ["8,,16", "-1", "abc", "8,16.5", "8;16", "", "99999999999999999999,16x"])
 def test_parse_shape_rejects(text):
     with pytest.raises(UsageError, match="--input-shape"):
         parse_shape(text)
@@ -146,6 +146,16 @@ def test_forward_raising_names_the_line():
 def test_shape_mismatch_is_a_model_error_with_a_hint():
     with pytest.raises(ModelError, match="check --input-shape"):
         scan(target("Plain"), input_shapes=["2,5"])
+
+
+def test_inputs_too_large_to_allocate_is_a_usage_error():
+    with pytest.raises(UsageError, match="cannot create inputs of shape"):
+        scan(target("Plain"), input_shapes=["99999999999999999999,16"])
+
+
+def test_inputs_factory_returning_a_number_is_a_usage_error():
+    with pytest.raises(UsageError, match="returned int"):
+        scan(target("DictInputs"), inputs=f"{FIXTURES}/models/global_state.py:len_of_seen")
 
 
 def test_cuda_without_cuda_is_a_usage_error():

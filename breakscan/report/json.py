@@ -22,6 +22,9 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a report is a normal file
         os.replace(tmp, target)
     except BaseException:
         if os.path.exists(tmp):

@@ -10,6 +10,7 @@ import linecache
 import os
 
 from rich.console import Console, Group
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
@@ -96,12 +97,12 @@ def _break_panel(rank: int, brk: RootBreak) -> Panel:
 
 def _action_table(result: ScanResult) -> Table:
     table = Table(title="Fix these first", title_justify="left", expand=True, show_lines=False)
-    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("#", justify="right", no_wrap=True, min_width=2)
     table.add_column("category", no_wrap=True)
-    table.add_column("where", no_wrap=True)
-    table.add_column("splits", justify="right", no_wrap=True, min_width=6)
+    table.add_column("where", overflow="fold", min_width=12)
+    table.add_column("splits", justify="right", no_wrap=True)
     table.add_column("owner", no_wrap=True)
-    table.add_column("source", overflow="ellipsis", no_wrap=True, ratio=1)
+    table.add_column("source", overflow="ellipsis", no_wrap=True, ratio=1, min_width=12)
     for rank, brk in enumerate(result.breaks, 1):
         table.add_row(str(rank), brk.category, f"{short_path(brk.file)}:{brk.line}",
                       str(brk.graph_splits), brk.owner, brk.code)
@@ -157,8 +158,8 @@ def render(result: ScanResult, console: Console, *, quiet: bool = False,
     if result.discrepancies:
         console.print(Text("Where explain and breakscan differ", style="bold"))
         for gap in result.discrepancies:
-            console.print(Text(f"  {gap.topic}: explain {gap.explain}, breakscan "
-                               f"{gap.breakscan} — {gap.reason}"))
+            console.print(Padding(Text(f"{gap.topic}: explain {gap.explain}, breakscan "
+                                       f"{gap.breakscan} — {gap.reason}"), (0, 0, 0, 2)))
     for note in result.notes:
         console.print(Text(f"note: {note}", style="yellow"))
     if verbose:

@@ -178,7 +178,7 @@ def clean_dynamo_state() -> None:
         counters.clear()
 
 
-def _read_metrics(notes: list[str]) -> list[FrameMetric]:
+def read_metrics(notes: list[str]) -> list[FrameMetric]:
     getter = _utils_attr("get_compilation_metrics")
     if getter is None:
         notes.append("torch._dynamo.utils.get_compilation_metrics not found: skipped frames are "
@@ -197,35 +197,61 @@ def _read_metrics(notes: list[str]) -> list[FrameMetric]:
     return rows
 
 
+@dataclass
+class DynamoSession:
+    """What a quiet Dynamo run recorded (filled while the ``with`` block runs)."""
+
+    graph_break_logs: list[str]
+    recompile_logs: list[str]
+    dynamo_log: list[str]
+    output: io.StringIO  # what the model printed
+    notes: list[str]
+
+
+@contextlib.contextmanager
+def dynamo_session(*, training: bool, verbose: bool = False) -> Iterator[DynamoSession]:
+    """A run from clean Dynamo state whose logs, warnings and prints are recorded, not shown.
+
+    Read anything that lives in Dynamo's state (compilation metrics) inside the block: the state
+    is cleaned again on exit so nothing leaks into the next scan.
+    """
+    notes: list[str] = []
+    output = io.StringIO()
+    grad = contextlib.nullcontext() if training else torch.no_grad()
+    clean_dynamo_state()
+    try:
+        with dynamo_logs(verbose, notes) as (break_logs, recompile_logs, other_logs), \
+                warnings.catch_warnings(record=True) as caught, grad, \
+                contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+            warnings.simplefilter("always")
+            yield DynamoSession(break_logs, recompile_logs, other_logs, output, notes)
+            other_logs.extend(f"{w.category.__name__}: {w.message}" for w in caught)
+    finally:
+        clean_dynamo_state()
+
+
 def run_explain(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
                 training: bool = False, verbose: bool = False) -> RawCapture:
     """Run ``torch._dynamo.explain(fn)(*args, **kwargs)`` once, recording everything else too."""
-    notes: list[str] = []
     explain_out = None
     explain_error = None
-    stdout, stderr = io.StringIO(), io.StringIO()
-    grad = contextlib.nullcontext() if training else torch.no_grad()
-    clean_dynamo_state()
-    start = time.perf_counter()
-    with dynamo_logs(verbose, notes) as (break_logs, recompile_logs, other_logs), \
-            bytecode_hook(notes) as events, warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with dynamo_session(training=training, verbose=verbose) as session, \
+            bytecode_hook(session.notes) as events:
+        start = time.perf_counter()
         try:
-            with grad, contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-                explain_out = torch._dynamo.explain(fn)(*args, **kwargs)
+            explain_out = torch._dynamo.explain(fn)(*args, **kwargs)
         except Exception as exc:
             # The eager run already succeeded, so this is Dynamo failing on the model; keep
             # what the logs captured and report explain's failure rather than dying.
             explain_error = f"{describe(exc)}{user_frame_hint(exc)}"
-    seconds = time.perf_counter() - start
-    metrics = _read_metrics(notes)
-    other_logs.extend(f"{w.category.__name__}: {w.message}" for w in caught)
-    clean_dynamo_state()
+        seconds = time.perf_counter() - start
+        metrics = read_metrics(session.notes)
     return RawCapture(explain=explain_out, explain_error=explain_error,
-                      graph_break_logs=list(break_logs), recompile_logs=list(recompile_logs),
-                      code_events=list(events), metrics=metrics, dynamo_log=list(other_logs),
-                      model_output=stdout.getvalue() + stderr.getvalue(), seconds=seconds,
-                      notes=notes)
+                      graph_break_logs=list(session.graph_break_logs),
+                      recompile_logs=list(session.recompile_logs), code_events=list(events),
+                      metrics=metrics, dynamo_log=list(session.dynamo_log),
+                      model_output=session.output.getvalue(), seconds=seconds,
+                      notes=session.notes)
 
 
 def run_eager(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,

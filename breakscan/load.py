@@ -85,7 +85,7 @@ def parse_target(text: str) -> TargetSpec:
 
 
 def parse_shape(text: str) -> list[int]:
-    """Parse ``8,16`` (or ``8x16``) into ``[8, 16]``; a blank string is a 0-d scalar."""
+    """Parse ``8,16`` (or ``8x16``) into ``[8, 16]``; ``()`` is a 0-d scalar."""
     if text.strip() in ("()", "[]"):
         return []  # an explicit 0-d scalar input
     cleaned = text.strip().strip("()[]")

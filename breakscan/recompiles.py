@@ -8,19 +8,16 @@ replayed with ``dynamic=True`` to *show* whether that removes them, instead of j
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import re
 import sys
-import warnings
 from typing import Any, Callable
 
 import torch
 
 from .analyse import is_torch_file
-from .capture import _read_metrics, clean_dynamo_state, dynamo_logs
-from .errors import ModelError, describe, user_frame_hint
+from .capture import dynamo_session, read_metrics
+from .errors import as_model_error
 from .result import Recompile, RecompileReport
 
 _HEADER = re.compile(r"Recompiling function (?P<fn>\S+) in (?P<file>.+):(?P<line>\d+)")
@@ -34,8 +31,9 @@ def parse_recompile_message(text: str) -> Recompile | None:
     header = _HEADER.search(text)
     if not header:
         return None
-    reasons = [m.group("reason") for m in map(_REASON.match, text.splitlines()) if m]
-    failed = [m.group("cid") for m in map(_REASON.match, text.splitlines()) if m]
+    matches = [m for m in map(_REASON.match, text.splitlines()) if m]
+    reasons = [m.group("reason") for m in matches]
+    failed = [m.group("cid") for m in matches]
     return Recompile(function=header.group("fn"), file=header.group("file"),
                      line=int(header.group("line")), reasons=reasons,
                      failed_compile_ids=failed, input_set=None,
@@ -76,39 +74,29 @@ def _run_sets(fn: Callable[..., Any], sets: list[tuple[Any, ...]], *, training: 
         graphs.append(str(torch._guards.CompileContext.current_compile_id()))
         return gm.forward
 
-    notes: list[str] = []
     recompiles: list[Recompile] = []
-    grad = contextlib.nullcontext() if training else torch.no_grad()
-    clean_dynamo_state()
-    try:
-        with dynamo_logs(False, notes) as (_, recompile_logs, _other), grad, \
-                contextlib.redirect_stdout(io.StringIO()), \
-                contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compiled = torch.compile(fn, backend=recording_backend, dynamic=dynamic)
-            for index, args in enumerate(sets):
-                seen = len(recompile_logs)
-                try:
-                    compiled(*args)
-                except Exception as exc:
-                    shapes = [list(a.shape) for a in args if isinstance(a, torch.Tensor)]
-                    raise ModelError(f"compiled call with input shapes {shapes} raised "
-                                     f"{describe(exc)}{user_frame_hint(exc)}") from exc
-                for text in recompile_logs[seen:]:
-                    record = parse_recompile_message(text)
-                    if record is not None:
-                        record.input_set = index
-                        recompiles.append(record)
-        limit_hits = []
-        for m in _read_metrics(notes):
+    limit_hits: list[str] = []
+    with dynamo_session(training=training) as session:
+        compiled = torch.compile(fn, backend=recording_backend, dynamic=dynamic)
+        for index, args in enumerate(sets):
+            seen = len(session.recompile_logs)
+            try:
+                compiled(*args)
+            except Exception as exc:
+                shapes = [list(a.shape) for a in args if isinstance(a, torch.Tensor)]
+                raise as_model_error(exc, f"compiled call with input shapes {shapes}") from exc
+            for text in session.recompile_logs[seen:]:
+                record = parse_recompile_message(text)
+                if record is not None:
+                    record.input_set = index
+                    recompiles.append(record)
+        for m in read_metrics(session.notes):
             if _LIMIT.search(f"{m.fail_type or ''} {m.fail_reason or ''}"):
                 last = recompiles[-1] if recompiles else None  # the metric row may lack a name
                 name = m.name or (last.function if last else "?")
                 where = f"{m.file}:{m.first_line}" if m.file else \
                     (f"{last.file}:{last.line}" if last else "?")
                 limit_hits.append(f"{name} ({where})")
-    finally:
-        clean_dynamo_state()
     return len(graphs), recompiles, limit_hits
 
 

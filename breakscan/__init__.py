@@ -8,8 +8,8 @@ Flow: load → capture → analyse → report. The Python API mirrors the CLI::
 
 from .errors import BreakscanError, ModelError, UsageError
 from .result import SCHEMA_VERSION, ScanResult
-from .scan import scan, scan_callable
+from .scan import TimingOptions, scan, scan_callable
 
 __version__ = "0.1.0"
-__all__ = ["scan", "scan_callable", "ScanResult", "SCHEMA_VERSION", "BreakscanError",
+__all__ = ["scan", "scan_callable", "TimingOptions", "ScanResult", "SCHEMA_VERSION", "BreakscanError",
            "UsageError", "ModelError", "__version__"]

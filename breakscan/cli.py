@@ -67,6 +67,13 @@ def scan(
     shapes: Optional[List[str]] = typer.Option(
         None, help="Also call it with these input shapes (repeatable; one value per call, "
         "inputs separated by spaces, e.g. --shapes 8,32) and report recompiles."),
+    time_it: bool = typer.Option(False, "--time", help="Also time eager vs torch.compile vs "
+                                 "fullgraph=True and check compiled outputs against eager."),
+    backend: str = typer.Option("inductor", help="torch.compile backend for --time."),
+    mode: Optional[str] = typer.Option(None, help="torch.compile mode for --time "
+                                       "(e.g. max-autotune)."),
+    threads: int = typer.Option(1, min=1, help="CPU threads for --time (set before compiling; "
+                                "reported)."),
     output_format: OutputFormat = typer.Option(OutputFormat.terminal, "--format", "-f"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report here "
                                           "(with --format json)."),
@@ -78,6 +85,7 @@ def scan(
     """Scan a model for graph breaks and report each with its cause and fix."""
     from .report import json as json_report
     from .report import terminal
+    from .scan import TimingOptions
     from .scan import scan as run_scan
 
     try:
@@ -85,9 +93,10 @@ def scan(
             raise UsageError("--output needs a file format: add --format json")
         if output is not None and output.is_dir():
             raise UsageError(f"--output {output} is a directory; name a file")
+        timing = TimingOptions(backend=backend, mode=mode, threads=threads) if time_it else None
         result = run_scan(target, input_shapes=input_shape, dtype=dtype, device=device,
                           inputs=inputs, init_args=init_args, method=method, train=train,
-                          verbose=verbose, vary_batch=vary_batch, shapes=shapes)
+                          verbose=verbose, vary_batch=vary_batch, shapes=shapes, timing=timing)
         console = make_console()
         if output_format is OutputFormat.json:
             text = json_report.to_json(result)

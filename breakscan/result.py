@@ -10,7 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 
 
 @dataclass
@@ -162,6 +162,48 @@ class RecompileReport:
 
 
 @dataclass
+class Timing:
+    """Steady-state latency of one variant (torch.utils.benchmark, adaptive run count)."""
+
+    median_s: float
+    iqr_s: float  # spread: interquartile range of the per-run times
+    runs: int
+    threads: int
+
+
+@dataclass
+class Correctness:
+    """Compiled outputs vs eager (torch.testing.assert_close, dtype-appropriate tolerances)."""
+
+    match: bool
+    max_abs_error: float | None
+    max_rel_error: float | None
+    message: str | None = None
+
+
+@dataclass
+class TimingReport:
+    """Eager vs torch.compile vs fullgraph=True on the scanned device (--time)."""
+
+    device: str
+    threads: int
+    backend: str
+    mode: str | None
+    eager: Timing | None = None
+    compiled: Timing | None = None
+    fullgraph: Timing | None = None
+    compile_s: float | None = None  # wall time of the first compiled call
+    fullgraph_compile_s: float | None = None
+    compile_error: str | None = None
+    fullgraph_error: str | None = None  # why fullgraph=True did not compile (the first break)
+    speedup: float | None = None  # eager median / compiled median
+    correctness: Correctness | None = None
+    outside_share: float | None = None  # share of each compiled call outside compiled graphs
+    graph_s_per_call: float | None = None  # time inside compiled graphs per call
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Summary:
     graph_count: int
     graph_break_count: int  # root-cause breaks
@@ -196,6 +238,7 @@ class ScanResult:
     discrepancies: list[Discrepancy]
     capture_seconds: float
     recompiles: RecompileReport | None = None
+    timings: TimingReport | None = None
     notes: list[str] = field(default_factory=list)  # degraded features, private-API gaps
     model_output: str = ""  # what the model printed while it was scanned
     dynamo_log: list[str] = field(default_factory=list)  # Dynamo's own warnings (shown with --verbose)
@@ -208,5 +251,5 @@ class ScanResult:
         # Keep the documented key order: identity first, then the facts.
         order = ["schema_version", "target", "method", "torch_version", "python_version", "device",
                  "training", "inputs", "summary", "explain", "discrepancies", "breaks", "graphs",
-                 "frames", "recompiles", "notes", "capture_seconds", "model_output", "dynamo_log"]
+                 "frames", "recompiles", "timings", "notes", "capture_seconds", "model_output", "dynamo_log"]
         return {key: data[key] for key in order}

@@ -11,6 +11,7 @@ Or, for a model already in memory, :func:`scan_callable`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
@@ -20,13 +21,25 @@ from .capture import run_eager, run_explain
 from .errors import UsageError
 from .load import (LoadedTarget, describe_inputs, importable_folder, input_sets, load_target,
                    parse_batches, parse_shape_set, positional_names)
+from .measure import measure
 from .recompiles import check_recompiles
 from .result import ScanResult
 
 
+@dataclass
+class TimingOptions:
+    """How to time compiled execution (--time, --backend, --mode, --threads)."""
+
+    backend: str = "inductor"
+    mode: str | None = None
+    threads: int = 1
+    max_run_time: float = 2.0  # seconds per variant for the adaptive run count
+
+
 def scan_loaded(loaded: LoadedTarget, *, verbose: bool = False,
-                shape_sets: list[tuple[Any, ...]] | None = None) -> ScanResult:
-    """Capture and analyse an already loaded target; with ``shape_sets`` also check recompiles."""
+                shape_sets: list[tuple[Any, ...]] | None = None,
+                timing: TimingOptions | None = None) -> ScanResult:
+    """Capture and analyse a loaded target; ``shape_sets`` adds recompiles, ``timing`` timings."""
     label = f"{loaded.spec.name}.{loaded.method}"
     folder = loaded.search_paths[0] if loaded.search_paths else None
     with importable_folder(folder):
@@ -36,9 +49,17 @@ def scan_loaded(loaded: LoadedTarget, *, verbose: bool = False,
                           verbose=verbose)
         recompiles = check_recompiles(loaded.fn, shape_sets, training=loaded.training) \
             if shape_sets else None
+        timings = measure(loaded.fn, loaded.args, loaded.kwargs, device=loaded.device,
+                          training=loaded.training, backend=timing.backend, mode=timing.mode,
+                          threads=timing.threads, max_run_time=timing.max_run_time) \
+            if timing else None
     summary, explain, graphs, breaks, frames, gaps = analyse(raw)
     if recompiles is not None:
         summary.recompile_count = len(recompiles.recompiles)
+    if timings is not None and timings.fullgraph and summary.graph_break_count:
+        timings.notes.append("fullgraph=True compiled although a plain torch.compile breaks: it "
+                             "also turns on capture_scalar_outputs and "
+                             "capture_dynamic_output_shape_ops")
     # A module's own signature is (*args, **kwargs); name the inputs after its method's.
     signature_of = getattr(loaded.fn, loaded.method, loaded.fn) \
         if isinstance(loaded.fn, torch.nn.Module) else loaded.fn
@@ -49,7 +70,7 @@ def scan_loaded(loaded: LoadedTarget, *, verbose: bool = False,
                                positional_names(signature_of, len(loaded.args))),
         summary=summary, explain=explain, graphs=graphs, breaks=breaks, frames=frames,
         discrepancies=gaps, capture_seconds=round(raw.seconds, 4), recompiles=recompiles,
-        notes=raw.notes,
+        timings=timings, notes=raw.notes,
         model_output=printed + raw.model_output, dynamo_log=raw.dynamo_log)
 
 
@@ -57,11 +78,12 @@ def scan(target: str, *, input_shapes: list[str] | None = None, dtype: str = "fl
          device: str = "cpu", inputs: str | None = None, init_args: str | None = None,
          method: str | None = None, train: bool = False, verbose: bool = False,
          vary_batch: str | list[int] | None = None,
-         shapes: list[str] | None = None) -> ScanResult:
+         shapes: list[str] | None = None, timing: TimingOptions | None = None) -> ScanResult:
     """Scan ``FILE.py:NAME[.method]`` (or ``pkg.mod:NAME``) and return the result.
 
     ``vary_batch`` ("1,4,16") or ``shapes`` (["8,16", "8,32"], one string per input set, inputs
     separated by spaces) also call the compiled model with those inputs and report recompiles.
+    ``timing`` (a :class:`TimingOptions`) also times eager vs compiled execution.
     Raises :class:`breakscan.errors.UsageError` (exit 2) or :class:`ModelError` (exit 3).
     """
     loaded = load_target(target, input_shapes=input_shapes, dtype=dtype, device=device,
@@ -75,12 +97,12 @@ def scan(target: str, *, input_shapes: list[str] | None = None, dtype: str = "fl
     elif shapes:
         first = [list(a.shape) for a in loaded.args if isinstance(a, torch.Tensor)]
         sets = input_sets(loaded, shape_sets=[first] + [parse_shape_set(s) for s in shapes])
-    return scan_loaded(loaded, verbose=verbose, shape_sets=sets)
+    return scan_loaded(loaded, verbose=verbose, shape_sets=sets, timing=timing)
 
 
 def scan_callable(model: torch.nn.Module | Callable[..., Any], *args: Any,
                   name: str | None = None, train: bool = False, verbose: bool = False,
-                  **kwargs: Any) -> ScanResult:
+                  timing: TimingOptions | None = None, **kwargs: Any) -> ScanResult:
     """Scan a model (or any callable) already in memory with the given inputs."""
     from .load import TargetSpec
 
@@ -91,7 +113,7 @@ def scan_callable(model: torch.nn.Module | Callable[..., Any], *args: Any,
     loaded = LoadedTarget(spec=TargetSpec(source=source, is_file=False, name=label, method=None),
                           model=module, method="forward", fn=model, args=args, kwargs=kwargs,
                           device=device, training=train)
-    return scan_loaded(loaded, verbose=verbose)
+    return scan_loaded(loaded, verbose=verbose, timing=timing)
 
 
-__all__ = ["scan", "scan_callable", "scan_loaded"]
+__all__ = ["scan", "scan_callable", "scan_loaded", "TimingOptions"]

@@ -44,6 +44,11 @@ def summary_line(result: ScanResult) -> Text:
     if result.recompiles is not None:
         text.append(f" · recompiles {s.recompile_count}",
                     style="bold red" if s.recompile_count else "")
+    t = result.timings
+    if t is not None and t.speedup is not None:
+        text.append(f" · speedup {t.speedup:.2f}x")
+    if t is not None and t.correctness is not None and not t.correctness.match:
+        text.append(" · OUTPUTS DIFFER", style="bold red")
     return text
 
 
@@ -133,6 +138,52 @@ def _render_recompiles(result: ScanResult, console: Console) -> None:
         console.print(Text("  fix: ", style="bold green") + Text(report.suggestion))
 
 
+def _ms(seconds: float) -> str:
+    """A duration in the unit that reads best: µs, ms or s."""
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} µs"
+    return f"{seconds * 1e3:.2f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def _render_timings(result: ScanResult, console: Console) -> None:
+    t = result.timings
+    mode = f", mode={t.mode}" if t.mode else ""
+    console.print(Text(f"Timings on {t.device} ({t.threads} thread(s), backend={t.backend}{mode};"
+                       " median ± IQR)", style="bold"))
+    table = Table(expand=False, show_edge=False, box=None, padding=(0, 2, 0, 2))
+    for column in ("", "latency", "spread", "runs", "compile", "speedup"):
+        table.add_column(column, justify="right" if column else "left")
+    rows = [("eager", t.eager, None, 1.0), ("torch.compile", t.compiled, t.compile_s, t.speedup),
+            ("fullgraph=True", t.fullgraph, t.fullgraph_compile_s,
+             t.eager.median_s / t.fullgraph.median_s if t.eager and t.fullgraph else None)]
+    for name, timing, compile_s, speedup in rows:
+        if timing is None:
+            continue
+        table.add_row(name, _ms(timing.median_s), f"± {_ms(timing.iqr_s)}", str(timing.runs),
+                      _ms(compile_s) if compile_s is not None else "-",
+                      f"{speedup:.2f}x" if speedup else "-")
+    console.print(table)
+    if t.compile_error:
+        console.print(Text(f"  torch.compile failed: {t.compile_error}", style="bold red"))
+    if t.fullgraph_error:
+        console.print(Text(f"  fullgraph=True did not compile: {t.fullgraph_error}",
+                           style="yellow"))
+    if t.outside_share is not None:
+        console.print(Text(f"  {t.outside_share:.0%} of each compiled call is spent outside "
+                           f"compiled graphs ({_ms(t.graph_s_per_call)} inside; profiler upper "
+                           "bound)"))
+    c = t.correctness
+    if c is not None:
+        if c.match:
+            extra = f"; {c.message}" if c.message else ""
+            console.print(Text(f"  outputs match eager (max abs error {c.max_abs_error:.2e}, "
+                               f"max rel error {c.max_rel_error:.2e}{extra})", style="green"))
+        else:
+            console.print(Text(f"  OUTPUTS DIFFER FROM EAGER: {c.message}", style="bold red"))
+    for note in t.notes:
+        console.print(Text(f"  note: {note}", style="dim"))
+
+
 def render(result: ScanResult, console: Console, *, quiet: bool = False,
            verbose: bool = False) -> None:
     console.print(summary_line(result))
@@ -155,6 +206,8 @@ def render(result: ScanResult, console: Console, *, quiet: bool = False,
             console.print(_break_panel(rank, brk))
     if result.recompiles is not None:
         _render_recompiles(result, console)
+    if result.timings is not None:
+        _render_timings(result, console)
     if result.discrepancies:
         console.print(Text("Where explain and breakscan differ", style="bold"))
         for gap in result.discrepancies:

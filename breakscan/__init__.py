@@ -1,15 +1,31 @@
 """breakscan: find, explain and fix torch.compile graph breaks.
 
-Flow: load → capture → analyse → report. The Python API mirrors the CLI::
+Flow: load → capture → analyse → measure → report/gate. The Python API mirrors the CLI::
 
     from breakscan import scan
     result = scan("model.py:MyNet", input_shapes=["8,16"])
+
+Names that need torch are imported on first use, so ``import breakscan`` (and its pytest plugin)
+stays cheap until a scan runs.
 """
+
+from typing import Any
 
 from .errors import BreakscanError, ModelError, UsageError
 from .result import SCHEMA_VERSION, ScanResult
-from .scan import TimingOptions, scan, scan_callable
 
 __version__ = "0.1.0"
-__all__ = ["scan", "scan_callable", "TimingOptions", "ScanResult", "SCHEMA_VERSION", "BreakscanError",
-           "UsageError", "ModelError", "__version__"]
+__all__ = ["scan", "scan_callable", "TimingOptions", "assert_max_graph_breaks",
+           "GraphBreakError", "ScanResult", "SCHEMA_VERSION", "BreakscanError", "UsageError",
+           "ModelError", "__version__"]
+
+_LAZY = {"scan": "pipeline", "scan_callable": "pipeline", "TimingOptions": "pipeline",
+         "assert_max_graph_breaks": "assertions", "GraphBreakError": "assertions"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module 'breakscan' has no attribute {name!r}")

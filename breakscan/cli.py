@@ -1,8 +1,8 @@
 """Command line: a thin typer layer over :func:`breakscan.scan`.
 
 ``breakscan FILE.py:NAME …`` is the scan itself (the ``scan`` subcommand is implied), so the form
-users type and CI scripts call stays short. Exit codes: 0 ok, 2 usage/input error, 3 the model's
-own code failed (see README).
+users type and CI scripts call stays short. Exit codes: 0 ok (gate passed), 1 gate failed,
+2 usage/input error, 3 the model's own code failed (see README).
 """
 
 from __future__ import annotations
@@ -18,17 +18,21 @@ import typer
 from rich.console import Console
 
 from . import __version__
-from .errors import EXIT_USAGE, BreakscanError, UsageError
+from .errors import EXIT_GATE_FAILED, EXIT_USAGE, BreakscanError, UsageError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Find, explain and fix torch.compile graph breaks.",
                   context_settings={"help_option_names": ["-h", "--help"]})
-SUBCOMMANDS = {"scan", "version"}
+SUBCOMMANDS = {"scan", "check", "version"}
 
 
 class OutputFormat(str, Enum):
     terminal = "terminal"
     json = "json"
+    junit = "junit"
+    sarif = "sarif"
+    github = "github"
+    markdown = "markdown"
 
 
 def make_console() -> Console:
@@ -44,6 +48,37 @@ def _fail(exc: BaseException, debug: bool) -> None:
     code = exc.exit_code if isinstance(exc, BreakscanError) else EXIT_USAGE
     err.print(f"breakscan: error: {exc}", markup=False)
     raise typer.Exit(code)
+
+
+def _emit(runs, fmt: OutputFormat, output: Optional[Path], *, quiet: bool, verbose: bool,
+          single: bool) -> None:
+    """Write the chosen format (stdout, or -o FILE plus the terminal summary)."""
+    from .report import render_file_format
+    from .report import terminal
+    from .report.json import write_atomic
+
+    console = make_console()
+    if fmt is OutputFormat.terminal:
+        terminal.render_runs(runs, console, quiet=quiet, verbose=verbose)
+        return
+    text = render_file_format(runs, fmt.value, single=single)
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        write_atomic(output, text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {output}: {exc.strerror}") from None
+    terminal.render_runs(runs, console, quiet=True, verbose=False)
+    console.print(f"wrote {output}", highlight=False)
+
+
+def _check_output(output: Optional[Path], fmt: OutputFormat) -> None:
+    if output is not None and fmt is OutputFormat.terminal:
+        raise UsageError("--output needs a file format: add --format json (or junit, sarif, "
+                         "github, markdown)")
+    if output is not None and output.is_dir():
+        raise UsageError(f"--output {output} is a directory; name a file")
 
 
 @app.command()
@@ -74,47 +109,90 @@ def scan(
                                        "(e.g. max-autotune)."),
     threads: int = typer.Option(1, min=1, help="CPU threads for --time (set before compiling; "
                                 "reported)."),
+    max_breaks: Optional[int] = typer.Option(None, min=0, help="Gate: fail (exit 1) above this "
+                                             "many root-cause breaks."),
+    max_graphs: Optional[int] = typer.Option(None, min=0, help="Gate: fail above this many "
+                                             "graphs."),
+    max_recompiles: Optional[int] = typer.Option(None, min=0, help="Gate: fail above this many "
+                                                 "recompiles (needs --vary-batch/--shapes)."),
+    fail_on: Optional[str] = typer.Option(None, help="Gate: fail on any break of these "
+                                          "categories, e.g. item,data_dependent_branch."),
+    fullgraph: bool = typer.Option(False, "--fullgraph", help="Gate: zero breaks and no "
+                                   "skipped frames."),
+    baseline: Optional[Path] = typer.Option(None, help="Gate: fail only on regressions against "
+                                            "this baseline file."),
+    write_baseline: Optional[Path] = typer.Option(None, help="Record this scan as the "
+                                                  "baseline."),
     output_format: OutputFormat = typer.Option(OutputFormat.terminal, "--format", "-f"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report here "
-                                          "(with --format json)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the two summary lines."),
+                                          "(with a file --format)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the summary lines."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also show Dynamo's own logs "
                                  "and what the model printed."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
     """Scan a model for graph breaks and report each with its cause and fix."""
-    from .report import json as json_report
-    from .report import terminal
-    from .scan import TimingOptions
-    from .scan import scan as run_scan
+    from .check import gate_config
+    from .gate import write_baseline as save_baseline
+    from .result import ModelRun
+    from .pipeline import TimingOptions
+    from .pipeline import scan as run_scan
 
     try:
-        if output is not None and output_format is OutputFormat.terminal:
-            raise UsageError("--output needs a file format: add --format json")
-        if output is not None and output.is_dir():
-            raise UsageError(f"--output {output} is a directory; name a file")
+        _check_output(output, output_format)
+        gate = gate_config({"max-breaks": max_breaks, "max-graphs": max_graphs,
+                            "max-recompiles": max_recompiles, "fail-on": fail_on,
+                            "fullgraph": fullgraph, "baseline": str(baseline) if baseline
+                            else None}, target=target, where="command line")
         timing = TimingOptions(backend=backend, mode=mode, threads=threads) if time_it else None
         result = run_scan(target, input_shapes=input_shape, dtype=dtype, device=device,
                           inputs=inputs, init_args=init_args, method=method, train=train,
                           verbose=verbose, vary_batch=vary_batch, shapes=shapes, timing=timing)
-        console = make_console()
-        if output_format is OutputFormat.json:
-            text = json_report.to_json(result)
-            if output is None:
-                sys.stdout.write(text)
-                return
+        if gate.active:
+            from .gate import evaluate
+
+            result.gate = evaluate(result, gate)
+        if write_baseline is not None:
             try:
-                json_report.write_atomic(output, text)
+                save_baseline(write_baseline, [result])
             except OSError as exc:
-                raise UsageError(f"cannot write {output}: {exc.strerror}") from None
-            terminal.render(result, console, quiet=True)
-            console.print(f"wrote {output}", highlight=False)
-            return
-        terminal.render(result, console, quiet=quiet, verbose=verbose)
-    except (BreakscanError, typer.Exit) as exc:
-        if isinstance(exc, typer.Exit):
-            raise
+                raise UsageError(f"cannot write {write_baseline}: {exc.strerror}") from None
+        failed = result.gate is not None and not result.gate.passed
+        run = ModelRun(target=target, result=result, exit_code=EXIT_GATE_FAILED if failed else 0)
+        _emit([run], output_format, output, quiet=quiet, verbose=verbose, single=True)
+        if write_baseline is not None:
+            make_console().print(f"wrote baseline {write_baseline}", highlight=False)
+    except BreakscanError as exc:
         _fail(exc, debug)
+    if failed:
+        raise typer.Exit(EXIT_GATE_FAILED)
+
+
+@app.command()
+def check(
+    config: Path = typer.Option(Path("pyproject.toml"), help="File with [tool.breakscan]."),
+    output_format: OutputFormat = typer.Option(OutputFormat.terminal, "--format", "-f"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o"),
+    write_baseline: Optional[Path] = typer.Option(None, help="Record every scanned target as "
+                                                  "the baseline."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Only the summary lines per model."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+) -> None:
+    """Scan and gate every target listed in [tool.breakscan] (pyproject.toml)."""
+    from .check import load_config, overall_exit_code, run_config
+    from .gate import write_baseline as save_baseline
+
+    try:
+        _check_output(output, output_format)
+        runs = run_config(load_config(config), config)
+        if write_baseline is not None:
+            save_baseline(write_baseline, [r.result for r in runs if r.result is not None])
+        _emit(runs, output_format, output, quiet=quiet, verbose=False, single=False)
+    except BreakscanError as exc:
+        _fail(exc, debug)
+    code = overall_exit_code(runs)
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command()

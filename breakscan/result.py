@@ -10,7 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 
 
 @dataclass
@@ -204,6 +204,27 @@ class TimingReport:
 
 
 @dataclass
+class Check:
+    """One CI gate check: ``actual`` must be <= ``limit``."""
+
+    name: str  # max_breaks, max_graphs, max_recompiles, fail_on:<category>, fullgraph, baseline:*
+    limit: int
+    actual: int
+    passed: bool
+    detail: str = ""  # the breaks behind a failure
+
+
+@dataclass
+class GateResult:
+    passed: bool
+    checks: list[Check]
+    improvements: list[str] = field(default_factory=list)  # against a baseline
+
+    def failed(self) -> list[Check]:
+        return [c for c in self.checks if not c.passed]
+
+
+@dataclass
 class Summary:
     graph_count: int
     graph_break_count: int  # root-cause breaks
@@ -239,6 +260,7 @@ class ScanResult:
     capture_seconds: float
     recompiles: RecompileReport | None = None
     timings: TimingReport | None = None
+    gate: GateResult | None = None
     notes: list[str] = field(default_factory=list)  # degraded features, private-API gaps
     model_output: str = ""  # what the model printed while it was scanned
     dynamo_log: list[str] = field(default_factory=list)  # Dynamo's own warnings (shown with --verbose)
@@ -251,5 +273,19 @@ class ScanResult:
         # Keep the documented key order: identity first, then the facts.
         order = ["schema_version", "target", "method", "torch_version", "python_version", "device",
                  "training", "inputs", "summary", "explain", "discrepancies", "breaks", "graphs",
-                 "frames", "recompiles", "timings", "notes", "capture_seconds", "model_output", "dynamo_log"]
+                 "frames", "recompiles", "timings", "gate", "notes", "capture_seconds", "model_output", "dynamo_log"]
         return {key: data[key] for key in order}
+
+
+@dataclass
+class ModelRun:
+    """One model of a run (``breakscan check`` has several): its result, or why it has none."""
+
+    target: str
+    result: ScanResult | None
+    error: str | None = None
+    exit_code: int = 0  # 0 passed, 1 gate failed, 2 usage error, 3 the model failed
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"target": self.target, "exit_code": self.exit_code, "error": self.error,
+                "result": self.result.to_dict() if self.result else None}

@@ -16,7 +16,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from ..result import RootBreak, ScanResult
+from ..result import ModelRun, RootBreak, ScanResult
 
 CONTEXT_LINES = 2
 
@@ -222,3 +222,52 @@ def render(result: ScanResult, console: Console, *, quiet: bool = False,
         for line in result.dynamo_log:
             console.print(Text(line, style="dim"))
 
+
+
+def gate_line(result: ScanResult) -> Text | None:
+    """The closing PASS/FAIL line, naming every failed check."""
+    gate = result.gate
+    if gate is None:
+        return None
+    if gate.passed:
+        text = Text("PASS", style="bold green")
+        text.append(f": {len(gate.checks)} check(s) passed", style="green")
+    else:
+        text = Text("FAIL", style="bold red")
+        text.append(": " + "; ".join(f"{c.name} {c.actual} > limit {c.limit}"
+                                      for c in gate.failed()), style="red")
+    for improvement in gate.improvements:
+        text.append(f"\n  improved: {improvement}", style="green")
+    return text
+
+
+def render_runs(runs: list[ModelRun], console: Console, *, quiet: bool = False,
+                verbose: bool = False) -> None:
+    """One or many models; with several, a closing table lists each."""
+    for run in runs:
+        if run.result is None:
+            console.print(Text(f"{run.target}\nERROR (exit {run.exit_code}): {run.error}",
+                               style="bold red"))
+            continue
+        render(run.result, console, quiet=quiet, verbose=verbose)
+        line = gate_line(run.result)
+        if line is not None:
+            for failed in run.result.gate.failed():
+                if failed.detail and not quiet:
+                    console.print(Text(f"  {failed.name}: {failed.detail}", style="red"))
+            console.print(line)
+    if len(runs) > 1:
+        table = Table(title="breakscan check", title_justify="left")
+        for column in ("model", "result", "graphs", "breaks", "recompiles"):
+            table.add_column(column, overflow="fold")
+        for run in runs:
+            if run.result is None:
+                table.add_row(run.target, Text(f"error (exit {run.exit_code})", style="bold red"),
+                              "", "", "")
+                continue
+            s, gate = run.result.summary, run.result.gate
+            status = Text("no gate") if gate is None else (
+                Text("PASS", style="green") if gate.passed else Text("FAIL", style="bold red"))
+            table.add_row(run.target, status, str(s.graph_count), str(s.graph_break_count),
+                          str(s.recompile_count))
+        console.print(table)

@@ -1,0 +1,54 @@
+"""Graph-break assertions for test suites (used by the pytest plugin, usable on their own).
+
+    import breakscan
+    breakscan.assert_max_graph_breaks(model, (x,), max_breaks=0)
+
+fails with the same facts the CLI reports: category, file:line, source line and the fix.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .gate import GateConfig, evaluate, parse_categories
+from .result import GateResult, ScanResult
+
+
+class GraphBreakError(AssertionError):
+    """A model broke the graph more than allowed; the message is the readable report."""
+
+    def __init__(self, message: str, result: ScanResult):
+        super().__init__(message)
+        self.result = result
+
+
+def format_failure(name: str, result: ScanResult, gate: GateResult) -> str:
+    s = result.summary
+    lines = [f"breakscan: {name} failed its graph-break gate: "
+             + "; ".join(f"{c.name} {c.actual} > limit {c.limit}" for c in gate.failed()),
+             f"graphs {s.graph_count}, root-cause breaks {s.graph_break_count}, "
+             f"break records {s.break_records}, frames skipped {s.frames_skipped}"]
+    for rank, brk in enumerate(result.breaks, 1):
+        lines += [f"  {rank}. {brk.category} ({brk.gb_id or brk.gb_type}) at "
+                  f"{brk.file}:{brk.line} in {brk.function}()",
+                  f"       {brk.code}",
+                  f"       fix: {brk.suggestion}"]
+    return "\n".join(lines)
+
+
+def assert_max_graph_breaks(model: Any, inputs: Any = (), *, max_breaks: int | None = 0,
+                            max_graphs: int | None = None,
+                            fail_on: str | list[str] | None = None, fullgraph: bool = False,
+                            train: bool = False, **input_kwargs: Any) -> ScanResult:
+    """Scan ``model(*inputs, **input_kwargs)`` and raise GraphBreakError past the limits."""
+    from .pipeline import scan_callable
+
+    args = inputs if isinstance(inputs, tuple) else (inputs,)
+    result = scan_callable(model, *args, train=train, **input_kwargs)
+    gate = evaluate(result, GateConfig(max_breaks=max_breaks, max_graphs=max_graphs,
+                                       fail_on=parse_categories(fail_on), fullgraph=fullgraph))
+    result.gate = gate
+    if not gate.passed:
+        name = type(model).__name__
+        raise GraphBreakError(format_failure(name, result, gate), result)
+    return result

@@ -1,0 +1,161 @@
+"""Stage 5 — gate: turn a ScanResult into pass/fail checks for CI, with optional baselines.
+
+Thresholds (``--max-breaks``, ``--max-graphs``, ``--max-recompiles``, ``--fail-on``,
+``--fullgraph``) are absolute. A baseline (``--baseline FILE``) fails only on regressions: a
+root-cause break that is not in the baseline, more graphs, more recompiles. Breaks are matched by
+category + file + source text, so editing lines above a break does not make it "new".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .categories import CATEGORIES
+from .errors import UsageError
+from .result import Check, GateResult, RootBreak, ScanResult
+
+BASELINE_VERSION = 1
+
+
+@dataclass
+class GateConfig:
+    max_breaks: int | None = None
+    max_graphs: int | None = None
+    max_recompiles: int | None = None
+    fail_on: list[str] = field(default_factory=list)
+    fullgraph: bool = False
+    baseline: dict[str, Any] | None = None  # one target's entry from a baseline file
+    baseline_root: str | None = None  # the baseline file's folder: its paths are relative to it
+
+    @property
+    def active(self) -> bool:
+        return any(v is not None for v in (self.max_breaks, self.max_graphs, self.max_recompiles,
+                                           self.baseline)) or bool(self.fail_on) or self.fullgraph
+
+
+def parse_categories(text: str | list[str] | None) -> list[str]:
+    if not text:
+        return []
+    items = text if isinstance(text, list) else text.split(",")
+    names = [c.strip() for c in items if c.strip()]
+    unknown = [c for c in names if c not in CATEGORIES]
+    if unknown:
+        raise UsageError(f"unknown --fail-on categor{'y' if len(unknown) == 1 else 'ies'} "
+                         f"{', '.join(unknown)}; choose from {', '.join(CATEGORIES)}")
+    return names
+
+
+def _rel(path: str, root: str | None) -> str:
+    """A path as a baseline stores it: relative to the baseline's folder when inside it."""
+    if root is None:
+        return path
+    try:
+        rel = os.path.relpath(path, root)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel.replace(os.sep, "/")
+
+
+def break_key(brk: RootBreak, root: str | None) -> tuple[str, str, str]:
+    return (brk.category, _rel(brk.file, root), brk.code.strip())
+
+
+def _where(brk: RootBreak) -> str:
+    return f"{brk.category} at {brk.file}:{brk.line} `{brk.code}`"
+
+
+def evaluate(result: ScanResult, config: GateConfig) -> GateResult:
+    """Run every configured check against one scan."""
+    s = result.summary
+    checks: list[Check] = []
+
+    def limit(name: str, max_value: int | None, actual: int, detail: str = "") -> None:
+        if max_value is not None:
+            checks.append(Check(name=name, limit=max_value, actual=actual,
+                                passed=actual <= max_value, detail=detail))
+
+    limit("max_breaks", config.max_breaks, s.graph_break_count,
+          "; ".join(_where(b) for b in result.breaks))
+    limit("max_graphs", config.max_graphs, s.graph_count)
+    if config.max_recompiles is not None:
+        if result.recompiles is None:
+            raise UsageError("--max-recompiles needs input sets to recompile over: add "
+                             "--vary-batch or --shapes")
+        limit("max_recompiles", config.max_recompiles, s.recompile_count)
+    for category in config.fail_on:
+        hits = [b for b in result.breaks if b.category == category or b.cause_category == category]
+        checks.append(Check(name=f"fail_on:{category}", limit=0, actual=len(hits),
+                            passed=not hits, detail="; ".join(_where(b) for b in hits)))
+    if config.fullgraph:
+        actual = s.graph_break_count + s.frames_skipped
+        checks.append(Check(name="fullgraph", limit=0, actual=actual, passed=actual == 0,
+                            detail="; ".join(_where(b) for b in result.breaks)))
+    improvements: list[str] = []
+    if config.baseline is not None:
+        checks.extend(_baseline_checks(result, config, improvements))
+    return GateResult(passed=all(c.passed for c in checks), checks=checks,
+                      improvements=improvements)
+
+
+def _baseline_checks(result: ScanResult, config: GateConfig, improvements: list[str]) -> list[Check]:
+    base = config.baseline or {}
+    root = config.baseline_root
+    known = {(b["category"], b["file"], b["code"]) for b in base.get("breaks", [])}
+    current = {break_key(b, root): b for b in result.breaks}
+    new = [b for key, b in current.items() if key not in known]
+    fixed = [k for k in known if k not in current]
+    for category, file, code in sorted(fixed):
+        improvements.append(f"fixed: {category} at {file} `{code}`")
+    checks = [Check(name="baseline:new_breaks", limit=0, actual=len(new), passed=not new,
+                    detail="; ".join(f"new {_where(b)}" for b in new))]
+    for name, key, actual in (("baseline:graphs", "graph_count", result.summary.graph_count),
+                              ("baseline:recompiles", "recompile_count",
+                               result.summary.recompile_count)):
+        before = base.get(key)
+        if before is None:
+            continue
+        checks.append(Check(name=name, limit=before, actual=actual, passed=actual <= before))
+        if actual < before:
+            improvements.append(f"{key.replace('_', ' ')} {before} -> {actual}")
+    return checks
+
+
+def baseline_entry(result: ScanResult, root: str | None) -> dict[str, Any]:
+    return {"graph_count": result.summary.graph_count,
+            "recompile_count": result.summary.recompile_count,
+            "breaks": [dict(zip(("category", "file", "code"), break_key(b, root)),
+                            line=b.line) for b in result.breaks]}
+
+
+def write_baseline(path: str | os.PathLike[str], results: list[ScanResult]) -> None:
+    from .report.json import write_atomic
+
+    root = str(Path(path).resolve().parent)
+    doc = {"breakscan_baseline": BASELINE_VERSION,
+           "targets": {r.target: baseline_entry(r, root) for r in results}}
+    write_atomic(path, json.dumps(doc, indent=2) + "\n")
+
+
+def read_baseline(path: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
+    """(targets mapping, folder its paths are relative to)."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise UsageError(f"baseline file not found: {path} (create it with --write-baseline)") \
+            from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UsageError(f"cannot read baseline {path}: {exc}") from None
+    if not isinstance(doc, dict) or "targets" not in doc:
+        raise UsageError(f"{path} is not a breakscan baseline (no 'targets')")
+    return doc["targets"], str(Path(path).resolve().parent)
+
+
+def baseline_for(targets: dict[str, Any], target: str, path: str) -> dict[str, Any]:
+    if target not in targets:
+        raise UsageError(f"baseline {path} has no entry for {target}; known: "
+                         f"{', '.join(targets) or 'none'} (rewrite it with --write-baseline)")
+    return targets[target]

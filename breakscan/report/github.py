@@ -1,0 +1,63 @@
+"""GitHub Actions: workflow-command annotations (shown on the PR diff) and a Markdown summary
+for ``$GITHUB_STEP_SUMMARY``."""
+
+from __future__ import annotations
+
+from ..categories import CATEGORIES
+from ..result import ModelRun
+from .paths import repo_path
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def to_github(runs: list[ModelRun]) -> str:
+    lines = []
+    for run in runs:
+        if run.result is None:
+            lines.append(f"::error title=breakscan::{_escape_data(f'{run.target}: {run.error}')}")
+            continue
+        gate = run.result.gate
+        level = "error" if gate is not None and not gate.passed else "warning"
+        for brk in run.result.breaks:
+            title = _escape_property(f"graph break: {brk.category}")
+            message = _escape_data(f"{CATEGORIES[brk.category].title} ({brk.gb_id or '-'}): "
+                                   f"{brk.code}\nfix: {brk.suggestion}")
+            lines.append(f"::{level} file={_escape_property(repo_path(brk.file))},"
+                         f"line={brk.line},title={title}::{message}")
+        for check in (gate.failed() if gate else []):
+            lines.append("::error title=breakscan gate::" + _escape_data(
+                f"{run.target}: {check.name} {check.actual} > limit {check.limit}"))
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(runs: list[ModelRun]) -> str:
+    out = ["## breakscan", "", "| model | status | graphs | breaks | recompiles | failed checks |",
+           "|---|---|---:|---:|---:|---|"]
+    for run in runs:
+        if run.result is None:
+            out.append(f"| `{_cell(run.target)}` | error | | | | {_cell(run.error or '')} |")
+            continue
+        s, gate = run.result.summary, run.result.gate
+        status = "no gate" if gate is None else ("pass" if gate.passed else "**FAIL**")
+        failed = ", ".join(f"{c.name} ({c.actual} > {c.limit})" for c in gate.failed()) \
+            if gate else ""
+        out.append(f"| `{_cell(run.target)}` | {status} | {s.graph_count} | "
+                   f"{s.graph_break_count} | {s.recompile_count} | {_cell(failed)} |")
+    for run in runs:
+        if run.result is None or not run.result.breaks:
+            continue
+        out += ["", f"### `{_cell(run.target)}`", ""]
+        for brk in run.result.breaks:
+            out.append(f"- **{brk.category}** `{repo_path(brk.file)}:{brk.line}` "
+                       f"`{_cell(brk.code)}` — {_cell(brk.suggestion)}")
+    return "\n".join(out) + "\n"

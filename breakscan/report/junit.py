@@ -1,0 +1,50 @@
+"""JUnit XML: one testcase per model and gate check, readable by common CI servers."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from ..result import ModelRun
+
+
+def _break_lines(run: ModelRun) -> str:
+    if run.result is None:
+        return ""
+    return "\n".join(f"{b.category} {b.file}:{b.line}: {b.code}\n  fix: {b.suggestion}"
+                     for b in run.result.breaks)
+
+
+def to_junit(runs: list[ModelRun]) -> str:
+    suites = ET.Element("testsuites", name="breakscan")
+    for run in runs:
+        suite = ET.SubElement(suites, "testsuite", name=run.target)
+        cases = failures = errors = 0
+        if run.result is None:
+            case = ET.SubElement(suite, "testcase", classname=run.target, name="scan")
+            error = ET.SubElement(case, "error", message=run.error or "scan failed",
+                                  type=f"exit {run.exit_code}")
+            error.text = run.error or ""
+            cases, errors = 1, 1
+        else:
+            result = run.result
+            case = ET.SubElement(suite, "testcase", classname=run.target, name="scan",
+                                 time=f"{result.capture_seconds:.3f}")
+            out = ET.SubElement(case, "system-out")
+            s = result.summary
+            out.text = (f"graphs {s.graph_count}, root-cause breaks {s.graph_break_count}, "
+                        f"recompiles {s.recompile_count}\n{_break_lines(run)}")
+            cases = 1
+            for check in (result.gate.checks if result.gate else []):
+                cases += 1
+                case = ET.SubElement(suite, "testcase", classname=run.target, name=check.name)
+                if not check.passed:
+                    failures += 1
+                    failure = ET.SubElement(
+                        case, "failure", type="gate",
+                        message=f"{check.name}: {check.actual} > limit {check.limit}")
+                    failure.text = check.detail
+        suite.set("tests", str(cases))
+        suite.set("failures", str(failures))
+        suite.set("errors", str(errors))
+    ET.indent(suites)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"

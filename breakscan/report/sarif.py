@@ -1,0 +1,44 @@
+"""SARIF 2.1.0: each root-cause break as a result at its line, for code-scanning UIs."""
+
+from __future__ import annotations
+
+import json
+
+from .. import __version__
+from ..categories import CATEGORIES
+from ..result import ModelRun
+from .paths import repo_path
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def to_sarif(runs: list[ModelRun]) -> str:
+    rules = [{"id": name, "name": name, "shortDescription": {"text": cat.title},
+              "help": {"text": cat.suggestion}, "defaultConfiguration": {"level": "warning"}}
+             for name, cat in CATEGORIES.items()]
+    index = {name: i for i, name in enumerate(CATEGORIES)}
+    results = []
+    for run in runs:
+        if run.result is None:
+            results.append({"ruleId": "scan_error", "level": "error",
+                            "message": {"text": f"{run.target}: {run.error}"}})
+            continue
+        failed = run.result.gate is not None and not run.result.gate.passed
+        for brk in run.result.breaks:
+            text = (f"{CATEGORIES[brk.category].title} ({brk.gb_id or brk.gb_type}) in "
+                    f"{run.target}: `{brk.code}`. {brk.suggestion}")
+            results.append({
+                "ruleId": brk.category, "ruleIndex": index[brk.category],
+                "level": "error" if failed else "warning",
+                "message": {"text": text},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": {"uri": repo_path(brk.file), "uriBaseId": "%SRCROOT%"},
+                    "region": {"startLine": brk.line}}}],
+                "properties": {"owner": brk.owner, "gb_id": brk.gb_id, "target": run.target},
+            })
+    doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
+        "tool": {"driver": {"name": "breakscan", "version": __version__,
+                            "informationUri": "https://pypi.org/project/breakscan/",
+                            "rules": rules}},
+        "results": results}]}
+    return json.dumps(doc, indent=2) + "\n"

@@ -170,11 +170,13 @@ def graph_info(index: int, gm: Any) -> GraphInfo:
     ops: list[str] = []
     calls = 0
     lines: list[str] = []
-    shapes: list[list[int] | None] = []
+    shapes: list[list[int | str] | None] = []
     for node in gm.graph.nodes:
         if node.op == "placeholder":
             value = node.meta.get("example_value")
-            shapes.append(list(value.shape) if isinstance(value, torch.Tensor) else None)
+            # A dynamic dimension is a SymInt: keep its symbol ("s0") as plain text.
+            shapes.append([d if isinstance(d, int) else str(d) for d in value.shape]
+                          if isinstance(value, torch.Tensor) else None)
             continue
         if node.op not in ("call_function", "call_method", "call_module"):
             continue

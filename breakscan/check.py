@@ -20,8 +20,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .errors import EXIT_GATE_FAILED, EXIT_OK, BreakscanError, UsageError
+from .errors import EXIT_GATE_FAILED, EXIT_OK, UsageError
 from .gate import GateConfig, baseline_for, evaluate, parse_categories, read_baseline
+from .isolate import DEFAULT_TIMEOUT_S, run_isolated
 from .result import ModelRun
 
 if sys.version_info >= (3, 11):
@@ -33,6 +34,7 @@ SCAN_KEYS = {"input-shape": "input_shapes", "dtype": "dtype", "device": "device"
              "inputs": "inputs", "init-args": "init_args", "method": "method", "train": "train",
              "vary-batch": "vary_batch", "shapes": "shapes"}
 GATE_KEYS = {"max-breaks", "max-graphs", "max-recompiles", "fail-on", "fullgraph", "baseline"}
+LIMIT_KEYS = {"timeout", "memory-limit"}  # how long / how much memory one model's scan may take
 
 
 def gate_config(values: dict[str, Any], *, target: str, where: str) -> GateConfig:
@@ -52,19 +54,21 @@ def gate_config(values: dict[str, Any], *, target: str, where: str) -> GateConfi
     return config
 
 
-def run_model(target: str, scan_kwargs: dict[str, Any], gate: GateConfig | None) -> ModelRun:
-    """Scan and gate one target; errors become the run's exit code instead of propagating."""
-    from .pipeline import scan
+def run_model(target: str, scan_kwargs: dict[str, Any], gate: GateConfig | None, *,
+              timeout: float | None = DEFAULT_TIMEOUT_S,
+              memory_limit_mb: int | None = None) -> ModelRun:
+    """Scan (in a child process) and gate one target; a failure becomes the run's exit code.
 
-    try:
-        result = scan(target, **scan_kwargs)
-        if gate is not None and gate.active:
-            result.gate = evaluate(result, gate)
-    except BreakscanError as exc:
-        return ModelRun(target=target, result=None, error=str(exc), exit_code=exc.exit_code)
-    failed = result.gate is not None and not result.gate.passed
-    return ModelRun(target=target, result=result,
-                    exit_code=EXIT_GATE_FAILED if failed else EXIT_OK)
+    An unfinished scan keeps its partial result and is not gated.
+    """
+    run = run_isolated(target, scan_kwargs, timeout=timeout, memory_limit_mb=memory_limit_mb)
+    if run.error is not None or run.result is None:
+        return run
+    if gate is not None and gate.active:
+        run.result.gate = evaluate(run.result, gate)
+        if not run.result.gate.passed:
+            run.exit_code = EXIT_GATE_FAILED
+    return run
 
 
 def overall_exit_code(runs: list[ModelRun]) -> int:
@@ -90,10 +94,10 @@ def load_config(path: str | Path) -> dict[str, Any]:
 
 
 def _scan_kwargs(entry: dict[str, Any], where: str) -> dict[str, Any]:
-    unknown = set(entry) - set(SCAN_KEYS) - GATE_KEYS - {"target"}
+    unknown = set(entry) - set(SCAN_KEYS) - GATE_KEYS - LIMIT_KEYS - {"target"}
     if unknown:
         raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; allowed: "
-                         f"target, {', '.join(sorted(set(SCAN_KEYS) | GATE_KEYS))}")
+                         f"target, {', '.join(sorted(set(SCAN_KEYS) | GATE_KEYS | LIMIT_KEYS))}")
     kwargs = {SCAN_KEYS[k]: v for k, v in entry.items() if k in SCAN_KEYS}
     if isinstance(kwargs.get("input_shapes"), str):
         kwargs["input_shapes"] = [kwargs["input_shapes"]]
@@ -104,13 +108,31 @@ def _scan_kwargs(entry: dict[str, Any], where: str) -> dict[str, Any]:
     return kwargs
 
 
-def run_config(section: dict[str, Any], config_path: str | Path) -> list[ModelRun]:
-    """Every target of a [tool.breakscan] section, each scanned and gated on its own."""
+def limits(values: dict[str, Any], where: str) -> tuple[float | None, int | None]:
+    """(timeout seconds, memory limit MB) from 'timeout' / 'memory-limit'; 0 means none."""
+    timeout = values.get("timeout", DEFAULT_TIMEOUT_S)
+    memory = values.get("memory-limit")
+    for key, value in (("timeout", timeout), ("memory-limit", memory)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or value < 0):
+            raise UsageError(f"{where}: {key} must be a non-negative number, got {value!r}")
+    return (timeout or None), (int(memory) if memory else None)
+
+
+def run_config(section: dict[str, Any], config_path: str | Path,
+               overrides: dict[str, Any] | None = None) -> list[ModelRun]:
+    """Every target of a [tool.breakscan] section, each scanned and gated on its own.
+
+    ``overrides`` (e.g. the CLI's --timeout) replace the section's defaults, not a target's own
+    values.
+    """
     defaults = {k: v for k, v in section.items() if k != "targets"}
-    unknown = set(defaults) - GATE_KEYS
+    defaults.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    unknown = set(defaults) - GATE_KEYS - LIMIT_KEYS
     if unknown:
         raise UsageError(f"{config_path} [tool.breakscan]: unknown key(s) "
-                         f"{', '.join(sorted(unknown))}; allowed: {', '.join(sorted(GATE_KEYS))}")
+                         f"{', '.join(sorted(unknown))}; allowed: "
+                         f"{', '.join(sorted(GATE_KEYS | LIMIT_KEYS))}")
     runs = []
     for number, entry in enumerate(section["targets"], 1):
         where = f"{config_path} target #{number}"
@@ -123,8 +145,9 @@ def run_config(section: dict[str, Any], config_path: str | Path) -> list[ModelRu
             values = {**defaults, **entry}
             gate = gate_config(values, target=target, where=where)
             kwargs = _scan_kwargs(entry, where)
+            timeout, memory = limits(values, where)
         except UsageError as exc:
             runs.append(ModelRun(target=target, result=None, error=str(exc), exit_code=2))
             continue
-        runs.append(run_model(target, kwargs, gate))
+        runs.append(run_model(target, kwargs, gate, timeout=timeout, memory_limit_mb=memory))
     return runs

@@ -18,7 +18,8 @@ import typer
 from rich.console import Console
 
 from . import __version__
-from .errors import EXIT_GATE_FAILED, EXIT_USAGE, BreakscanError, UsageError
+from .errors import EXIT_MODEL_FAILED, EXIT_USAGE, BreakscanError, UsageError
+from .isolate import DEFAULT_TIMEOUT_S
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Find, explain and fix torch.compile graph breaks.",
@@ -126,46 +127,63 @@ def scan(
     output_format: OutputFormat = typer.Option(OutputFormat.terminal, "--format", "-f"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report here "
                                           "(with a file --format)."),
+    timeout: float = typer.Option(DEFAULT_TIMEOUT_S, min=0, help="Stop a scan that takes longer "
+                                  "than this many seconds (0: no limit); exit 3 with a partial "
+                                  "report."),
+    memory_limit: Optional[int] = typer.Option(None, min=1, help="Memory limit of the scan "
+                                               "process in MB (a model that needs more fails "
+                                               "with exit 3)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the summary lines."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Also show Dynamo's own logs "
                                  "and what the model printed."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
-    """Scan a model for graph breaks and report each with its cause and fix."""
-    from .check import gate_config
-    from .gate import write_baseline as save_baseline
-    from .result import ModelRun
-    from .pipeline import TimingOptions
-    from .pipeline import scan as run_scan
+    """Scan a model for graph breaks and report each with its cause and fix.
 
+    The scan runs in a child process: a model that hangs, crashes or exits ends with exit 3,
+    a one-line error naming the stage, and the report of the stages that finished.
+    """
+    from .check import gate_config, run_model
+    from .gate import write_baseline as save_baseline
     try:
         _check_output(output, output_format)
         gate = gate_config({"max-breaks": max_breaks, "max-graphs": max_graphs,
                             "max-recompiles": max_recompiles, "fail-on": fail_on,
                             "fullgraph": fullgraph, "baseline": str(baseline) if baseline
                             else None}, target=target, where="command line")
-        timing = TimingOptions(backend=backend, mode=mode, threads=threads) if time_it else None
-        result = run_scan(target, input_shapes=input_shape, dtype=dtype, device=device,
-                          inputs=inputs, init_args=init_args, method=method, train=train,
-                          verbose=verbose, vary_batch=vary_batch, shapes=shapes, timing=timing)
-        if gate.active:
-            from .gate import evaluate
-
-            result.gate = evaluate(result, gate)
-        if write_baseline is not None:
+        # TimingOptions' fields; a dict keeps torch out of this (parent) process.
+        timing = dict(backend=backend, mode=mode, threads=threads) if time_it else None
+        scan_kwargs = dict(input_shapes=input_shape, dtype=dtype, device=device, inputs=inputs,
+                           init_args=init_args, method=method, train=train, verbose=verbose,
+                           vary_batch=vary_batch, shapes=shapes, timing=timing)
+        run = run_model(target, scan_kwargs, gate, timeout=timeout,
+                        memory_limit_mb=memory_limit)
+        if run.error is not None and run.exit_code != EXIT_MODEL_FAILED:
+            _fail_run(run, debug)  # bad input: nothing ran, nothing to report
+        if write_baseline is not None and run.error is None:
             try:
-                save_baseline(write_baseline, [result])
+                save_baseline(write_baseline, [run.result])
             except OSError as exc:
                 raise UsageError(f"cannot write {write_baseline}: {exc.strerror}") from None
-        failed = result.gate is not None and not result.gate.passed
-        run = ModelRun(target=target, result=result, exit_code=EXIT_GATE_FAILED if failed else 0)
-        _emit([run], output_format, output, quiet=quiet, verbose=verbose, single=True)
-        if write_baseline is not None:
+        if run.result is not None or output_format is not OutputFormat.terminal:
+            _emit([run], output_format, output, quiet=quiet, verbose=verbose, single=True)
+        if write_baseline is not None and run.error is None:
             make_console().print(f"wrote baseline {write_baseline}", highlight=False)
     except BreakscanError as exc:
         _fail(exc, debug)
-    if failed:
-        raise typer.Exit(EXIT_GATE_FAILED)
+    if run.error is not None:
+        _fail_run(run, debug)
+    if run.exit_code:
+        raise typer.Exit(run.exit_code)
+
+
+def _fail_run(run, debug: bool) -> None:
+    """A scan that did not finish: its one-line error (and with --debug its details)."""
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    if debug and run.detail:
+        err.print(run.detail, markup=False)
+    err.print(f"breakscan: error: {run.error}", markup=False)
+    raise typer.Exit(run.exit_code)
 
 
 @app.command()
@@ -175,6 +193,9 @@ def check(
     output: Optional[Path] = typer.Option(None, "--output", "-o"),
     write_baseline: Optional[Path] = typer.Option(None, help="Record every scanned target as "
                                                   "the baseline."),
+    timeout: Optional[float] = typer.Option(None, min=0, help="Time limit per model in seconds "
+                                            "(default: the config's 'timeout', else "
+                                            f"{DEFAULT_TIMEOUT_S:g}; 0: none)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only the summary lines per model."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
@@ -184,9 +205,10 @@ def check(
 
     try:
         _check_output(output, output_format)
-        runs = run_config(load_config(config), config)
+        runs = run_config(load_config(config), config, overrides={"timeout": timeout})
         if write_baseline is not None:
-            save_baseline(write_baseline, [r.result for r in runs if r.result is not None])
+            save_baseline(write_baseline, [r.result for r in runs
+                                           if r.result is not None and r.error is None])
         _emit(runs, output_format, output, quiet=quiet, verbose=False, single=False)
     except BreakscanError as exc:
         _fail(exc, debug)

@@ -13,16 +13,19 @@ _OWN_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def _default_skips() -> tuple[str, ...]:
-    try:
-        import torch
-    except ImportError:  # pragma: no cover - torch is a hard dependency
-        return (_OWN_DIR,)
-    return (os.path.dirname(torch.__file__), _OWN_DIR, "<frozen")
+    """Folders whose frames are never "the user's line": torch's and breakscan's own."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("torch")  # finds torch without importing it (1 s)
+    if spec is None or not spec.origin:  # pragma: no cover - torch is a hard dependency
+        return (_OWN_DIR, "<frozen")
+    return (os.path.dirname(spec.origin), _OWN_DIR, "<frozen")
 
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
 EXIT_USAGE = 2
 EXIT_MODEL_FAILED = 3
+EXIT_INTERNAL = 4  # a bug in breakscan itself: please report it
 
 
 class BreakscanError(Exception):
@@ -67,4 +70,7 @@ def as_model_error(exc: BaseException, what: str, hint: str = "") -> ModelError:
         raise exc
     if isinstance(exc, SystemExit):
         return ModelError(f"{what} called sys.exit({exc.code})")
+    if isinstance(exc, MemoryError) or "can't allocate memory" in str(exc) or \
+            type(exc).__name__ == "OutOfMemoryError":
+        return ModelError(f"{what} ran out of memory: {describe(exc)}{user_frame_hint(exc)}")
     return ModelError(f"{what} failed: {describe(exc)}{user_frame_hint(exc)}{hint}")

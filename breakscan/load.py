@@ -79,25 +79,29 @@ def parse_target(text: str) -> TargetSpec:
                          "(a Python identifier, optionally followed by .method)")
     name, _, method = attr.partition(".")
     is_file = source.endswith(".py") or os.sep in source or "/" in source
+    if not is_file and os.path.isfile(source):  # e.g. README.md:Net, or model.pyw:Net
+        raise UsageError(f"target file {source} is not a .py file")
     if not is_file and not re.fullmatch(rf"{_IDENT}(\.{_IDENT})*", source):
         raise UsageError(f"target {text!r}: {source!r} is neither a .py file nor a module name")
     return TargetSpec(source=source, is_file=is_file, name=name, method=method or None)
 
 
-def parse_shape(text: str) -> list[int]:
-    """Parse ``8,16`` (or ``8x16``) into ``[8, 16]``; ``()`` is a 0-d scalar."""
+def parse_shape(text: str, option: str = "--input-shape") -> list[int]:
+    """Parse ``8,16`` (or ``8x16``) into ``[8, 16]``; ``()`` is a 0-d scalar.
+
+    ``option`` names the flag the text came from, for the error message.
+    """
     if text.strip() in ("()", "[]"):
         return []  # an explicit 0-d scalar input
     cleaned = text.strip().strip("()[]")
     if cleaned == "":
-        raise UsageError("empty --input-shape: write e.g. --input-shape 8,16 (or () for a "
-                         "0-d scalar)")
+        raise UsageError(f"empty {option}: write e.g. {option} 8,16 (or () for a 0-d scalar)")
     parts = re.split(r"\s*[,x×]\s*", cleaned)
     dims: list[int] = []
     for part in parts:
         if not re.fullmatch(r"\d+", part):
-            raise UsageError(f"bad --input-shape {text!r}: each dimension must be a "
-                             "non-negative integer, e.g. --input-shape 8,16")
+            raise UsageError(f"bad {option} {text!r}: each dimension must be a "
+                             f"non-negative integer, e.g. {option} 8,16")
         dims.append(int(part))
     return dims
 
@@ -403,7 +407,7 @@ def load_target(target: str, *, input_shapes: list[str] | None = None, dtype: st
 
 def parse_batches(text: str) -> list[int]:
     """``--vary-batch 1,4,16`` -> [1, 4, 16]."""
-    sizes = parse_shape(text)
+    sizes = parse_shape(text, "--vary-batch")
     if not sizes or any(b == 0 for b in sizes):
         raise UsageError(f"bad --vary-batch {text!r}: give positive batch sizes, e.g. 1,4,16")
     return sizes
@@ -415,7 +419,7 @@ def parse_shape_set(text: str) -> list[list[int]]:
     if not parts:
         raise UsageError("empty --shapes value: write e.g. --shapes 8,32 (one shape per input, "
                          "separated by spaces)")
-    return [parse_shape(p) for p in parts]
+    return [parse_shape(p, "--shapes") for p in parts]
 
 
 def input_sets(loaded: LoadedTarget, *, batches: list[int] | None = None,

@@ -139,8 +139,13 @@ def _first_break(exc: BaseException) -> str:
 def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
             device: torch.device, training: bool = False, backend: str = "inductor",
             mode: str | None = None, threads: int = 1, fullgraph: bool = True,
-            max_run_time: float = 2.0) -> TimingReport:
-    """Time eager, compiled and (where it compiles) fullgraph; check compiled == eager."""
+            max_run_time: float = 2.0,
+            on_stage: Callable[[str, TimingReport], None] | None = None) -> TimingReport:
+    """Time eager, compiled and (where it compiles) fullgraph; check compiled == eager.
+
+    ``on_stage(name, report_so_far)`` is called as each step starts, so an isolated scan that
+    hangs or crashes mid-way still reports the steps that finished.
+    """
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(threads)  # before compiling: inductor bakes the count in
     grad = contextlib.nullcontext() if training else torch.no_grad()
@@ -160,8 +165,10 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
         return out, time.perf_counter() - start
 
     report = TimingReport(device=str(device), threads=threads, backend=backend, mode=mode)
+    stage = (lambda name: on_stage(name, report)) if on_stage else (lambda name: None)
     try:
         with dynamo_session(training=training) as session:
+            stage("timing (eager)")
             torch.manual_seed(0)
             try:
                 expected = bind(fn)()
@@ -169,12 +176,14 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
                 raise as_model_error(exc, "eager call") from exc
             report.eager = _time(bind(fn), threads, max_run_time)
 
+            stage("compile")
             compiled = torch.compile(fn, backend=backend, mode=mode)
             try:
                 actual, report.compile_s = first_call(compiled)
             except Exception as exc:
                 report.compile_error = describe(exc)
             else:
+                stage("timing (compiled)")
                 report.correctness = compare_outputs(expected, actual)
                 report.compiled = _time(bind(compiled), threads, max_run_time)
                 report.speedup = report.eager.median_s / report.compiled.median_s
@@ -183,6 +192,7 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
             report.notes.extend(session.notes)
 
         if fullgraph:
+            stage("compile (fullgraph)")
             with dynamo_session(training=training):
                 strict = torch.compile(fn, backend=backend, mode=mode, fullgraph=True)
                 try:
@@ -190,6 +200,7 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
                 except Exception as exc:
                     report.fullgraph_error = _first_break(exc)
                 else:
+                    stage("timing (fullgraph)")
                     report.fullgraph = _time(bind(strict), threads, max_run_time)
     finally:
         torch.set_num_threads(previous_threads)

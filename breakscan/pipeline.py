@@ -23,7 +23,7 @@ from .load import (LoadedTarget, describe_inputs, importable_folder, input_sets,
                    parse_batches, parse_shape_set, positional_names)
 from .measure import measure
 from .recompiles import check_recompiles
-from .result import ScanResult
+from .result import ScanResult, TimingReport
 
 
 @dataclass
@@ -36,41 +36,65 @@ class TimingOptions:
     max_run_time: float = 2.0  # seconds per variant for the adaptive run count
 
 
+OnStage = Callable[[str, "ScanResult | None"], None]
+
+
+def _no_progress(stage: str, result: ScanResult | None) -> None:
+    pass
+
+
 def scan_loaded(loaded: LoadedTarget, *, verbose: bool = False,
                 shape_sets: list[tuple[Any, ...]] | None = None,
-                timing: TimingOptions | None = None) -> ScanResult:
-    """Capture and analyse a loaded target; ``shape_sets`` adds recompiles, ``timing`` timings."""
+                timing: TimingOptions | None = None,
+                on_stage: OnStage | None = None) -> ScanResult:
+    """Capture and analyse a loaded target; ``shape_sets`` adds recompiles, ``timing`` timings.
+
+    ``on_stage(name, result_so_far)`` is called as each stage starts (the result is None until
+    explain has been analysed): the isolated runner uses it to keep partial results.
+    """
+    progress = on_stage or _no_progress
     label = f"{loaded.spec.name}.{loaded.method}"
     folder = loaded.search_paths[0] if loaded.search_paths else None
     with importable_folder(folder):
+        progress("eager run", None)
         printed = run_eager(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
                             label=label)
+        progress("explain", None)
         raw = run_explain(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
                           verbose=verbose)
-        recompiles = check_recompiles(loaded.fn, shape_sets, training=loaded.training) \
-            if shape_sets else None
-        timings = measure(loaded.fn, loaded.args, loaded.kwargs, device=loaded.device,
-                          training=loaded.training, backend=timing.backend, mode=timing.mode,
-                          threads=timing.threads, max_run_time=timing.max_run_time) \
-            if timing else None
+        result = _result(loaded, raw, printed)
+        if shape_sets:
+            progress("recompiles", result)
+            result.recompiles = check_recompiles(loaded.fn, shape_sets, training=loaded.training)
+            result.summary.recompile_count = len(result.recompiles.recompiles)
+        if timing:
+            def timing_stage(name: str, report: TimingReport) -> None:
+                result.timings = report
+                progress(name, result)
+
+            result.timings = measure(
+                loaded.fn, loaded.args, loaded.kwargs, device=loaded.device,
+                training=loaded.training, backend=timing.backend, mode=timing.mode,
+                threads=timing.threads, max_run_time=timing.max_run_time, on_stage=timing_stage)
+            if result.timings.fullgraph and result.summary.graph_break_count:
+                result.timings.notes.append(
+                    "fullgraph=True compiled although a plain torch.compile breaks: it also "
+                    "turns on capture_scalar_outputs and capture_dynamic_output_shape_ops")
+    return result
+
+
+def _result(loaded: LoadedTarget, raw: Any, printed: str) -> ScanResult:
     summary, explain, graphs, breaks, frames, gaps = analyse(raw)
-    if recompiles is not None:
-        summary.recompile_count = len(recompiles.recompiles)
-    if timings is not None and timings.fullgraph and summary.graph_break_count:
-        timings.notes.append("fullgraph=True compiled although a plain torch.compile breaks: it "
-                             "also turns on capture_scalar_outputs and "
-                             "capture_dynamic_output_shape_ops")
     # A module's own signature is (*args, **kwargs); name the inputs after its method's.
     signature_of = getattr(loaded.fn, loaded.method, loaded.fn) \
         if isinstance(loaded.fn, torch.nn.Module) else loaded.fn
     return ScanResult(
-        target=str(loaded.spec), method=loaded.method, torch_version=torch.__version__,
+        target=str(loaded.spec), method=loaded.method, torch_version=str(torch.__version__),
         python_version=python_version(), device=str(loaded.device), training=loaded.training,
         inputs=describe_inputs(loaded.args, loaded.kwargs,
                                positional_names(signature_of, len(loaded.args))),
         summary=summary, explain=explain, graphs=graphs, breaks=breaks, frames=frames,
-        discrepancies=gaps, capture_seconds=round(raw.seconds, 4), recompiles=recompiles,
-        timings=timings, notes=raw.notes,
+        discrepancies=gaps, capture_seconds=round(raw.seconds, 4), notes=raw.notes,
         model_output=printed + raw.model_output, dynamo_log=raw.dynamo_log)
 
 
@@ -78,14 +102,18 @@ def scan(target: str, *, input_shapes: list[str] | None = None, dtype: str = "fl
          device: str = "cpu", inputs: str | None = None, init_args: str | None = None,
          method: str | None = None, train: bool = False, verbose: bool = False,
          vary_batch: str | list[int] | None = None,
-         shapes: list[str] | None = None, timing: TimingOptions | None = None) -> ScanResult:
+         shapes: list[str] | None = None, timing: TimingOptions | None = None,
+         on_stage: OnStage | None = None) -> ScanResult:
     """Scan ``FILE.py:NAME[.method]`` (or ``pkg.mod:NAME``) and return the result.
 
     ``vary_batch`` ("1,4,16") or ``shapes`` (["8,16", "8,32"], one string per input set, inputs
     separated by spaces) also call the compiled model with those inputs and report recompiles.
     ``timing`` (a :class:`TimingOptions`) also times eager vs compiled execution.
     Raises :class:`breakscan.errors.UsageError` (exit 2) or :class:`ModelError` (exit 3).
+    Runs in this process; :func:`breakscan.isolate.run_isolated` runs it in a child process
+    with a time limit, as the CLI does.
     """
+    (on_stage or _no_progress)("load", None)
     loaded = load_target(target, input_shapes=input_shapes, dtype=dtype, device=device,
                          inputs=inputs, init_args=init_args, method=method, train=train)
     if vary_batch and shapes:
@@ -97,7 +125,8 @@ def scan(target: str, *, input_shapes: list[str] | None = None, dtype: str = "fl
     elif shapes:
         first = [list(a.shape) for a in loaded.args if isinstance(a, torch.Tensor)]
         sets = input_sets(loaded, shape_sets=[first] + [parse_shape_set(s) for s in shapes])
-    return scan_loaded(loaded, verbose=verbose, shape_sets=sets, timing=timing)
+    return scan_loaded(loaded, verbose=verbose, shape_sets=sets, timing=timing,
+                       on_stage=on_stage)
 
 
 def scan_callable(model: torch.nn.Module | Callable[..., Any], *args: Any,

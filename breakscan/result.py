@@ -10,7 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = "1.3"
+SCHEMA_VERSION = "1.4"
 
 
 @dataclass
@@ -55,7 +55,7 @@ class GraphInfo:
     call_function_count: int  # what explain counts
     ops: list[str]
     source_lines: list[str]  # "file:line" the graph's nodes come from, in order, unique
-    input_shapes: list[list[int] | None]
+    input_shapes: list[list[int | str] | None]  # a dynamic dimension: its symbol, e.g. "s0"
     break_reason: str | None  # why Dynamo ended this graph (None: end of frame)
 
 
@@ -264,6 +264,9 @@ class ScanResult:
     notes: list[str] = field(default_factory=list)  # degraded features, private-API gaps
     model_output: str = ""  # what the model printed while it was scanned
     dynamo_log: list[str] = field(default_factory=list)  # Dynamo's own warnings (shown with --verbose)
+    partial: bool = False  # the scan stopped early: only the stages before stopped_at are filled
+    stopped_at: str | None = None  # the stage that hung, crashed or raised
+    error: str | None = None  # why it stopped (one line)
     schema_version: str = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -273,7 +276,8 @@ class ScanResult:
         # Keep the documented key order: identity first, then the facts.
         order = ["schema_version", "target", "method", "torch_version", "python_version", "device",
                  "training", "inputs", "summary", "explain", "discrepancies", "breaks", "graphs",
-                 "frames", "recompiles", "timings", "gate", "notes", "capture_seconds", "model_output", "dynamo_log"]
+                 "frames", "recompiles", "timings", "gate", "partial", "stopped_at", "error", "notes",
+                 "capture_seconds", "model_output", "dynamo_log"]
         return {key: data[key] for key in order}
 
 
@@ -285,7 +289,15 @@ class ModelRun:
     result: ScanResult | None
     error: str | None = None
     exit_code: int = 0  # 0 passed, 1 gate failed, 2 usage error, 3 the model failed
+    stage: str | None = None  # where an unfinished scan stopped (load, explain, compile, ...)
+    detail: str = ""  # traceback or the scan process's last stderr lines (shown with --debug)
+
+    @property
+    def partial(self) -> bool:
+        """Stopped early but kept what the finished stages found."""
+        return self.error is not None and self.result is not None
 
     def to_dict(self) -> dict[str, Any]:
         return {"target": self.target, "exit_code": self.exit_code, "error": self.error,
+                "stage": self.stage, "partial": self.partial,
                 "result": self.result.to_dict() if self.result else None}

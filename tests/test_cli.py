@@ -75,15 +75,6 @@ def test_python_dash_m_and_scan_subcommand_and_method_option():
     assert "print" in proc.stdout and "infer torch.Size([2, 16])" in proc.stdout
 
 
-def test_usage_error_exit_2_one_line_no_traceback():
-    proc = run_cli("sample_models/item_logging.py:LogInsideForwrd", "-s", "8,16")
-    assert proc.returncode == 2
-    (line,) = proc.stderr.strip().splitlines()
-    assert line.startswith("breakscan: error: sample_models/item_logging.py has no "
-                           "'LogInsideForwrd'; did you mean LogInsideForward")
-    assert "Traceback" not in proc.stderr
-
-
 def test_model_error_exit_3_and_debug_shows_the_traceback():
     proc = run_cli(ITEM, "-s", "8,15")
     assert proc.returncode == 3
@@ -93,17 +84,6 @@ def test_model_error_exit_3_and_debug_shows_the_traceback():
     assert debug.returncode == 3 and "Traceback" in debug.stderr
 
 
-def test_bad_shape_text_and_unwritable_output(tmp_path):
-    proc = run_cli(ITEM, "-s", "8,,16")
-    assert proc.returncode == 2 and "bad --input-shape '8,,16'" in proc.stderr
-    proc = run_cli(ITEM, "-s", "8,16", "-f", "json", "-o", str(tmp_path / "no" / "dir.json"))
-    assert proc.returncode == 2 and "cannot write" in proc.stderr
-
-
-def test_option_errors_are_one_line_too():
-    proc = run_cli(ITEM, "-s", "8,16", "--format", "xml")
-    assert proc.returncode == 2
-    (line,) = proc.stderr.strip().splitlines()
-    assert line.startswith("breakscan: error: Invalid value for '--format'")
+def test_version():
     version = run_cli("--version")
     assert version.returncode == 0 and version.stdout.startswith("breakscan ")

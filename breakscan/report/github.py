@@ -19,8 +19,9 @@ def _escape_property(text: str) -> str:
 def to_github(runs: list[ModelRun]) -> str:
     lines = []
     for run in runs:
-        if run.result is None:
+        if run.error is not None:
             lines.append(f"::error title=breakscan::{_escape_data(f'{run.target}: {run.error}')}")
+        if run.result is None:
             continue
         gate = run.result.gate
         level = "error" if gate is not None and not gate.passed else "warning"
@@ -44,8 +45,8 @@ def to_markdown(runs: list[ModelRun]) -> str:
     out = ["## breakscan", "", "| model | status | graphs | breaks | recompiles | failed checks |",
            "|---|---|---:|---:|---:|---|"]
     for run in runs:
-        if run.result is None:
-            out.append(f"| `{_cell(run.target)}` | error | | | | {_cell(run.error or '')} |")
+        if run.error is not None:
+            out.append(f"| `{_cell(run.target)}` | error | | | | {_cell(run.error)} |")
             continue
         s, gate = run.result.summary, run.result.gate
         status = "no gate" if gate is None else ("pass" if gate.passed else "**FAIL**")

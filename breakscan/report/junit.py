@@ -19,8 +19,10 @@ def to_junit(runs: list[ModelRun]) -> str:
     for run in runs:
         suite = ET.SubElement(suites, "testsuite", name=run.target)
         cases = failures = errors = 0
-        if run.result is None:
+        if run.error is not None:  # partial findings still go to system-out
             case = ET.SubElement(suite, "testcase", classname=run.target, name="scan")
+            if run.result is not None:
+                ET.SubElement(case, "system-out").text = _break_lines(run)
             error = ET.SubElement(case, "error", message=run.error or "scan failed",
                                   type=f"exit {run.exit_code}")
             error.text = run.error or ""

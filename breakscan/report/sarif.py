@@ -19,9 +19,10 @@ def to_sarif(runs: list[ModelRun]) -> str:
     index = {name: i for i, name in enumerate(CATEGORIES)}
     results = []
     for run in runs:
-        if run.result is None:
+        if run.error is not None:
             results.append({"ruleId": "scan_error", "level": "error",
                             "message": {"text": f"{run.target}: {run.error}"}})
+        if run.result is None:
             continue
         failed = run.result.gate is not None and not run.result.gate.passed
         for brk in run.result.breaks:

@@ -6,8 +6,11 @@ not a TTY or ``NO_COLOR`` is set); width follows the terminal and stays readable
 
 from __future__ import annotations
 
+import dataclasses
 import linecache
 import os
+import re
+from typing import Any
 
 from rich.console import Console, Group
 from rich.padding import Padding
@@ -52,13 +55,35 @@ def summary_line(result: ScanResult) -> Text:
     return text
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def printable(text: str) -> str:
+    """Control characters (a terminal escape in a reason or a source line) shown as \\xNN."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _scrubbed(value: Any) -> Any:
+    """A copy of a result with every string made printable: reporters show model-made text."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, list):
+        return [_scrubbed(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _scrubbed(v) for k, v in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(value, **{f.name: _scrubbed(getattr(value, f.name))
+                                             for f in dataclasses.fields(value) if f.init})
+    return value
+
+
 def _excerpt(brk: RootBreak) -> Syntax | Text:
     lines = linecache.getlines(brk.file)
     if not lines:
         return Text(f"{brk.line}: {brk.code}")
     start = max(1, brk.line - CONTEXT_LINES)
     end = min(len(lines), brk.line + CONTEXT_LINES)
-    code = "".join(lines[start - 1:end])
+    code = printable("".join(lines[start - 1:end]))
     return Syntax(code, "python", line_numbers=True, start_line=start,
                   highlight_lines={brk.line}, theme="ansi_dark", word_wrap=True)
 
@@ -186,6 +211,10 @@ def _render_timings(result: ScanResult, console: Console) -> None:
 
 def render(result: ScanResult, console: Console, *, quiet: bool = False,
            verbose: bool = False) -> None:
+    result = _scrubbed(result)
+    if result.partial:
+        console.print(Text(f"PARTIAL REPORT: the scan stopped during {result.stopped_at}; only "
+                           "the stages before it are shown", style="bold red"))
     console.print(summary_line(result))
     if quiet:
         return
@@ -245,11 +274,17 @@ def render_runs(runs: list[ModelRun], console: Console, *, quiet: bool = False,
                 verbose: bool = False) -> None:
     """One or many models; with several, a closing table lists each."""
     for run in runs:
+        if run.error is not None:
+            run = dataclasses.replace(run, error=printable(run.error))
         if run.result is None:
             console.print(Text(f"{run.target}\nERROR (exit {run.exit_code}): {run.error}",
                                style="bold red"))
             continue
         render(run.result, console, quiet=quiet, verbose=verbose)
+        if run.error is not None:
+            if len(runs) > 1:
+                console.print(Text(f"ERROR (exit {run.exit_code}): {run.error}", style="bold red"))
+            continue
         line = gate_line(run.result)
         if line is not None:
             for failed in run.result.gate.failed():
@@ -261,7 +296,7 @@ def render_runs(runs: list[ModelRun], console: Console, *, quiet: bool = False,
         for column in ("model", "result", "graphs", "breaks", "recompiles"):
             table.add_column(column, overflow="fold")
         for run in runs:
-            if run.result is None:
+            if run.result is None or run.error is not None:
                 table.add_row(run.target, Text(f"error (exit {run.exit_code})", style="bold red"),
                               "", "", "")
                 continue

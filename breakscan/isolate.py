@@ -1,0 +1,248 @@
+"""Run each scan in a child process with a time limit, keeping whatever it found before it stopped.
+
+A user's model can hang, segfault inside a C extension or inductor's compiled code, exhaust
+memory or call ``os._exit``. None of that may take breakscan (or the user's CI) down with it, so
+the CLI scans every model in a fresh ``python -m breakscan.isolate`` process:
+
+- the child starts clean (no Dynamo caches or config changes from an earlier scan) in its own
+  session, so a timeout kills it *and* inductor's compiler children;
+- before each stage (load, eager run, explain, recompiles, compile, timing) it appends the
+  stage to ``events.jsonl`` and pickles the result found so far; the parent turns a hang, crash
+  or exception into a one-line error naming the stage, plus that partial result;
+- ``faulthandler`` in the child dumps the Python stack on a crash, or on SIGUSR1 just before a
+  timeout kill, so the error can also name the user's line that was running.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from .errors import EXIT_INTERNAL, EXIT_MODEL_FAILED
+from .result import ModelRun, ScanResult
+
+DEFAULT_TIMEOUT_S = 600.0
+_DUMP_GRACE_S = 0.5  # before the deadline, the child is asked to print its stack (SIGUSR1)
+_STACK_LINE = re.compile(r'^\s*File "([^"]+)", line (\d+) in (\S+)', re.M)
+
+
+def run_isolated(target: str, scan_kwargs: dict[str, Any], *, timeout: float | None =
+                 DEFAULT_TIMEOUT_S, memory_limit_mb: int | None = None) -> ModelRun:
+    """Scan ``target`` in a child process; never raises for anything the model does.
+
+    ``scan_kwargs`` are :func:`breakscan.pipeline.scan`'s keyword arguments (``timing`` may be
+    a :class:`~breakscan.pipeline.TimingOptions` or a dict). ``timeout`` (seconds, None or 0 for
+    none) bounds the whole scan. The returned run has ``error`` and ``stage`` set when the scan
+    did not finish, and ``result`` holds what the finished stages found (``partial``).
+    """
+    kwargs = dict(scan_kwargs)
+    if kwargs.get("timing") is not None and not isinstance(kwargs["timing"], dict):
+        kwargs["timing"] = asdict(kwargs["timing"])
+    with tempfile.TemporaryDirectory(prefix="breakscan-") as tmp:
+        work = Path(tmp)
+        (work / "request.json").write_text(json.dumps(
+            {"target": target, "scan": kwargs, "memory_limit_mb": memory_limit_mb}))
+        started = time.monotonic()
+        with open(work / "stdout", "wb") as out, open(work / "stderr", "wb") as err:
+            child = subprocess.Popen(
+                [sys.executable, "-m", "breakscan.isolate", str(work)], stdin=subprocess.DEVNULL,
+                stdout=out, stderr=err, start_new_session=True, cwd=os.getcwd())
+            timed_out = False
+            grace = min(_DUMP_GRACE_S, timeout / 10) if timeout else 0.0
+            try:
+                child.wait(timeout=(timeout - grace) if timeout else None)
+            except subprocess.TimeoutExpired:
+                timed_out = _dump_stack_then_kill(child, grace)
+            except BaseException:  # Ctrl-C: take the child and its compilers down with us
+                _kill_group(child)
+                raise
+            _kill_group(child)  # inductor's compile workers outlive a finished child
+        return _outcome(target, work, child.returncode, timed_out=timed_out,
+                        timeout=timeout, seconds=time.monotonic() - started)
+
+
+def _kill_group(child: subprocess.Popen) -> None:
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    child.wait()
+
+
+def _dump_stack_then_kill(child: subprocess.Popen, grace: float) -> bool:
+    """Ask for the stack, give the child its last ``grace`` seconds, then kill; True if killed."""
+    try:
+        child.send_signal(signal.SIGUSR1)  # faulthandler prints every thread's stack
+        child.wait(timeout=grace)
+        return False  # finished within its time after all
+    except subprocess.TimeoutExpired:
+        pass
+    except ProcessLookupError:
+        return False
+    _kill_group(child)
+    return True
+
+
+def _read_events(work: Path) -> list[dict[str, Any]]:
+    path = work / "events.jsonl"
+    if not path.exists():
+        return []
+    events = []
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError:  # the last line of a killed child may be cut short
+            pass
+    return events
+
+
+def _read_partial(work: Path) -> ScanResult | None:
+    try:
+        with open(work / "result.pkl", "rb") as fh:
+            return pickle.load(fh)
+    except (OSError, EOFError, pickle.UnpicklingError):
+        return None
+
+
+def user_line_from_stack(stderr: str) -> str:
+    """' at file:line in fn' for the innermost user frame of a faulthandler dump."""
+    import sysconfig
+
+    from .errors import _default_skips
+
+    skips = _default_skips()
+    stdlib = sysconfig.get_paths()["stdlib"]
+    for file, line, function in _STACK_LINE.findall(stderr):  # most recent call first
+        in_stdlib = file.startswith(stdlib) and "-packages" not in file
+        if not file.startswith(skips) and not file.startswith("<") and not in_stdlib:
+            return f" at {file}:{line} in {function}"
+    return ""
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _outcome(target: str, work: Path, returncode: int, *, timed_out: bool,
+             timeout: float | None, seconds: float) -> ModelRun:
+    events = _read_events(work)
+    stage = next((e["stage"] for e in reversed(events) if "stage" in e), "start-up")
+    final = next((e for e in reversed(events) if "done" in e or "error" in e), None)
+    stderr = (work / "stderr").read_text(errors="replace")
+    tail = "\n".join(stderr.strip().splitlines()[-40:])
+    if final is not None and "done" in final and not timed_out:
+        result = _read_partial(work)
+        if result is not None:
+            return ModelRun(target=target, result=result)
+    partial = _read_partial(work)
+    if final is not None and "error" in final and not timed_out:
+        message, code, detail = final["error"], final["exit_code"], final.get("traceback", "")
+    elif timed_out:
+        where = user_line_from_stack(stderr)
+        message = (f"timed out after {timeout:g} s during {stage}{where}; the model may hang "
+                   "(raise --timeout if it is just slow)")
+        code, detail = EXIT_MODEL_FAILED, tail
+    elif returncode < 0:
+        name = _signal_name(-returncode)
+        why = " (killed from outside, often for running out of memory)" \
+            if -returncode == signal.SIGKILL else ""
+        message = (f"the scan process crashed with {name}{why} during {stage}"
+                   f"{user_line_from_stack(stderr)}")
+        code, detail = EXIT_MODEL_FAILED, tail
+    else:
+        message = (f"the scan process exited with status {returncode} during {stage} without "
+                   f"finishing (os._exit or a native abort?){user_line_from_stack(stderr)}")
+        code, detail = EXIT_MODEL_FAILED, tail
+    if partial is not None:
+        partial.partial, partial.stopped_at, partial.error = True, stage, message
+    return ModelRun(target=target, result=partial, error=message, exit_code=code, stage=stage,
+                    detail=detail)
+
+
+# --- the child side ----------------------------------------------------------------------------
+
+
+class _Reporter:
+    """Writes stage events and partial results where the parent can read them after a crash."""
+
+    def __init__(self, work: Path):
+        self.work = work
+        self.events = open(work / "events.jsonl", "a", buffering=1, encoding="utf-8")
+
+    def emit(self, **event: Any) -> None:
+        self.events.write(json.dumps(event) + "\n")
+        self.events.flush()
+        os.fsync(self.events.fileno())
+
+    def save(self, result: ScanResult) -> None:
+        tmp = self.work / "result.pkl.tmp"
+        with open(tmp, "wb") as fh:
+            pickle.dump(result, fh)
+        os.replace(tmp, self.work / "result.pkl")
+
+    def stage(self, name: str, result: ScanResult | None) -> None:
+        if result is not None:
+            self.save(result)
+        self.emit(stage=name)
+
+
+def _limit_memory(megabytes: int | None) -> None:
+    if not megabytes:
+        return
+    import resource
+
+    limit = megabytes * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+
+
+def _child_main(work: Path) -> int:
+    import faulthandler
+
+    faulthandler.enable(all_threads=True)
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    request = json.loads((work / "request.json").read_text())
+    reporter = _Reporter(work)
+    try:
+        _limit_memory(request.get("memory_limit_mb"))
+        from .pipeline import TimingOptions, scan
+
+        kwargs = dict(request["scan"])
+        if kwargs.get("timing") is not None:
+            kwargs["timing"] = TimingOptions(**kwargs["timing"])
+        result = scan(request["target"], on_stage=reporter.stage, **kwargs)
+        reporter.save(result)
+    except BaseException as exc:  # noqa: BLE001 - everything becomes a one-line error
+        from .errors import BreakscanError, describe
+
+        if isinstance(exc, BreakscanError):
+            message, code = str(exc), exc.exit_code
+        elif isinstance(exc, MemoryError):
+            message, code = "ran out of memory (MemoryError)", EXIT_MODEL_FAILED
+        elif isinstance(exc, KeyboardInterrupt):
+            message, code = "interrupted", EXIT_MODEL_FAILED
+        else:
+            message = f"internal error in breakscan: {describe(exc)} (please report it; --debug " \
+                      "shows the traceback)"
+            code = EXIT_INTERNAL
+        reporter.emit(error=message, exit_code=code, traceback=traceback.format_exc())
+        return 0
+    reporter.emit(done=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child_main(Path(sys.argv[1])))

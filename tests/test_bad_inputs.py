@@ -1,0 +1,99 @@
+"""The bad-input matrix: every way a user can hold breakscan wrong, through the real CLI.
+
+Each row is one command line with its documented exit code (README "Exit codes") and the words its
+one-line message must contain. No row may print a traceback; rows that are not errors (a model
+without parameters, zero-size inputs, non-tensor outputs, hostile text) must produce a report.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from conftest import FIXTURES, ROOT, run_cli
+
+MODELS = FIXTURES / "models"
+V = f"{MODELS}/variety.py"
+M = f"{MODELS}/misbehaving.py"
+ITEM = "sample_models/item_logging.py:LogInsideForward"
+NO_CUDA = pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
+
+# (id, arguments, exit code, text the one-line error (or, for exit 0, the report) contains)
+MATRIX = [
+    ("missing file", ["nope/missing.py:Net", "-s", "2,16"], 2, "target file not found: nope/missing.py"),
+    ("directory, not file", [f"{FIXTURES}:Net", "-s", "2,16"], 2, "is a directory"),
+    ("not a .py file", ["README.md:Net", "-s", "2,16"], 2, "target file README.md is not a .py file"),
+    ("no :NAME", ["sample_models/item_logging.py", "-s", "8,16"], 2, "has no ':NAME'"),
+    ("syntax error", [f"{MODELS}/broken_syntax.py:Net", "-s", "2,16"], 3, "SyntaxError"),
+    ("import error inside", [f"{MODELS}/broken_import.py:Net", "-s", "2,16"], 3,
+     "definitely_not_installed_pkg"),
+    ("unknown module", ["no_such_pkg_xyz.models:Net", "-s", "2,16"], 2, "no module named"),
+    ("NAME missing", [f"{V}:Plian", "-s", "2,16"], 2, "has no 'Plian'; did you mean Plain"),
+    ("NAME a constant", [f"{V}:NOT_A_MODEL", "-s", "2,16"], 2, "is a int, not an nn.Module"),
+    ("NAME a plain class", [f"{V}:NotAModule", "-s", "2,16"], 2, "not an nn.Module subclass"),
+    ("factory returns a str", [f"{V}:make_nothing", "-s", "2,16"], 2, "returned str"),
+    ("factory raises", [f"{V}:make_raising", "-s", "2,16"], 3, "checkpoint.pt not found"),
+    ("constructor raises", [f"{V}:RaisesInInit", "-s", "2,16"], 3, "weights file missing"),
+    ("init-args not JSON", [f"{V}:Plain", "-s", "2,16", "--init-args", "{width: 3}"], 2,
+     "--init-args is not valid JSON"),
+    ("init-args not an object", [f"{V}:Plain", "-s", "2,16", "--init-args", "[3]"], 2,
+     "must be a JSON object"),
+    ("init-args wrong key", [f"{V}:Plain", "-s", "2,16", "--init-args", '{"depth": 3}'], 2,
+     "does not accept these --init-args"),
+    ("shape 8,,16", [ITEM, "-s", "8,,16"], 2, "bad --input-shape '8,,16'"),
+    ("shape -1", [ITEM, "-s", "-1"], 2, "bad --input-shape '-1'"),
+    ("shape abc", [ITEM, "-s", "abc"], 2, "bad --input-shape 'abc'"),
+    ("shape too large", [ITEM, "-s", "99999999999999999999,16"], 2, "cannot create inputs"),
+    ("no inputs", [ITEM], 2, "no inputs given"),
+    ("too few inputs", [f"{V}:TwoInputs", "-s", "2,16"], 2, "2 required"),
+    ("too many inputs", [f"{V}:Plain", "-s", "2,16", "-s", "2,16"], 2, "got 2 positional input"),
+    ("wrong inner size", [ITEM, "-s", "8,15"], 3, "check --input-shape"),
+    ("unknown dtype", [ITEM, "-s", "8,16", "--dtype", "float8"], 2, "unknown --dtype 'float8'"),
+    ("unknown device", [ITEM, "-s", "8,16", "--device", "tpu"], 2, "unknown --device 'tpu'"),
+    ("cuda without CUDA", [ITEM, "-s", "8,16", "--device", "cuda"], 2,
+     "--device cuda was asked for", NO_CUDA),
+    ("missing method", [f"{V}:Plain", "-s", "2,16", "--method", "generate"], 2,
+     "has no method 'generate'"),
+    ("bad --vary-batch", [ITEM, "-s", "8,16", "--vary-batch", "2,x"], 2, "bad --vary-batch"),
+    ("--format unknown", [ITEM, "-s", "8,16", "--format", "xml"], 2, "Invalid value for '--format'"),
+    ("negative timeout", [ITEM, "-s", "8,16", "--timeout", "-1"], 2, "--timeout"),
+    ("unwritable output", [ITEM, "-s", "8,16", "-f", "json", "-o", "/proc/no/such/dir/r.json"], 2,
+     "cannot write /proc/no/such/dir/r.json"),
+    ("output is a directory", [ITEM, "-s", "8,16", "-f", "json", "-o", str(FIXTURES)], 2,
+     "is a directory"),
+    ("forward raises", [f"{V}:RaisesInForward", "-s", "2,3"], 3, "RuntimeError: boom in forward"),
+    ("forward calls sys.exit", [f"{M}:SysExit", "-s", "2,3"], 3, "called sys.exit(4)"),
+    ("forward exhausts memory", [f"{M}:Greedy", "-s", "2,3", "--memory-limit", "2000"], 3,
+     "ran out of memory"),
+    ("forward calls os._exit", [f"{M}:HardExit", "-s", "2,3"], 3,
+     "exited with status 0 during eager run"),
+    ("forward segfaults", [f"{M}:Segfaults", "-s", "2,3"], 3,
+     "crashed with SIGSEGV during eager run at"),
+    ("forward hangs", [f"{M}:HangsOnNewBatch", "-s", "3,3", "--timeout", "8"], 3,
+     "timed out after 8 s during eager run at"),
+    # Not errors: each must be reported, not crash.
+    ("non-tensor outputs", [f"{M}:ReturnsNoTensor", "-s", "2,3"], 0, "graphs 0"),
+    ("no parameters", [f"{M}:NoParameters", "-s", "2,3"], 0, "graphs 1 · root-cause breaks 0"),
+    ("zero-size tensors", [f"{V}:Plain", "-s", "0,16"], 0, "forward(x: float32[0, 16])"),
+    ("0-d tensor", [f"{M}:NoParameters", "-s", "()"], 0, "forward(x: float32[])"),
+    ("hostile strings", [f"{M}:Hostile", "-s", "2,3"], 0,
+     'why: User-inserted graph break. Message: </pre><script>alert("reason")</script> [red]x[/red]'),
+]
+
+
+@pytest.mark.parametrize("args, code, text", [
+    pytest.param(*row[1:4], id=row[0], marks=row[4:]) for row in MATRIX])
+def test_bad_input(args, code, text):
+    proc = run_cli(*args, cwd=ROOT, timeout=120)
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert proc.returncode == code, proc.stdout + proc.stderr
+    if code == 0:
+        assert text in proc.stdout
+        return
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("breakscan: error: ")
+    assert text in line
+
+
+def test_the_matrix_covers_at_least_twenty_bad_inputs():
+    assert sum(1 for row in MATRIX if row[2] != 0) >= 20

@@ -16,6 +16,7 @@ import contextlib
 import copy
 import io
 import logging
+import sys
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -254,14 +255,52 @@ def run_explain(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str,
                       notes=session.notes)
 
 
+@contextlib.contextmanager
+def lines_run(files: set[str]) -> Iterator[dict[str, set[int]]]:
+    """Record which lines of ``files`` execute (sys.settrace, other files are not traced).
+
+    Lets a scan tell a static finding the run never reached ("not exercised by these inputs")
+    from one it ran through.
+    """
+    executed: dict[str, set[int]] = {f: set() for f in files}
+    if not files:
+        yield executed
+        return
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        if event == "line":
+            executed[frame.f_code.co_filename].add(frame.f_lineno)
+        return local
+
+    def global_(frame: Any, event: str, arg: Any) -> Any:
+        if frame.f_code.co_filename in executed:
+            executed[frame.f_code.co_filename].add(frame.f_lineno)
+            return local
+        return None
+
+    previous = sys.gettrace()
+    sys.settrace(global_)
+    try:
+        yield executed
+    finally:
+        sys.settrace(previous)
+
+
 def run_eager(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
-              training: bool, label: str) -> str:
-    """Run the model once without Dynamo so its own failures get a clean one-line error."""
+              training: bool, label: str,
+              executed: dict[str, set[int]] | None = None) -> str:
+    """Run the model once without Dynamo so its own failures get a clean one-line error.
+
+    ``executed`` (file -> line set) is filled with the lines of those files that ran.
+    """
     out = io.StringIO()
     grad = contextlib.nullcontext() if training else torch.no_grad()
     try:
-        with grad, contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        with grad, contextlib.redirect_stdout(out), contextlib.redirect_stderr(out), \
+                lines_run(set(executed or ())) as seen:
             fn(*args, **kwargs)
+        for file, lines in seen.items():
+            executed[file] |= lines
     except BaseException as exc:
         message = str(exc).lower()
         hint = ""

@@ -12,50 +12,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .rules import CATALOGUE
+from .rules import Rule as CatalogueRule
+
 REGISTRY_URL = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{id}.html"
 
 
-@dataclass(frozen=True)
-class Category:
-    name: str
-    title: str
-    suggestion: str
-
-
-CATEGORIES: dict[str, Category] = {c.name: c for c in [
-    Category("item", "Tensor converted to a Python number",
-             "Keep the value as a 0-d tensor (e.g. `s = y.sum()` and use `s` in tensor math), "
-             "or return it and call .item() outside the compiled region; if a Python scalar is "
-             "really needed, `torch._dynamo.config.capture_scalar_outputs = True` keeps it in "
-             "the graph."),
-    Category("data_dependent_branch", "Python control flow on a tensor value",
-             "Make it branchless: `torch.where(cond, a, b)` when both branches are tensors, "
-             "`torch.cond(pred, true_fn, false_fn, operands)` for real control flow, or always "
-             "apply the transform (clamp, nan_to_num) instead of testing for it."),
-    Category("print", "print or logging call inside the compiled region",
-             "Guard it with `if not torch.compiler.is_compiling(): ...`, move it out of forward, "
-             "or add the function to `torch._dynamo.config.ignore_logging_functions`."),
-    Category("tolist_numpy", "Tensor turned into a Python list or NumPy array",
-             "Keep the data as tensors (index, `torch.unbind`, tensor ops) instead of "
-             ".tolist()/.numpy(); do the conversion outside forward."),
-    Category("dynamic_shape_op", "Operator whose output shape depends on the data",
-             "Use a static-shape formulation (`torch.where(mask, x, 0)` instead of `x[mask]`, "
-             "masked sums instead of nonzero), or set "
-             "`torch._dynamo.config.capture_dynamic_output_shape_ops = True`."),
-    Category("unsupported_call", "Call Dynamo cannot trace",
-             "Move the call out of forward, replace it with a torch equivalent "
-             "(`torch.rand(())` for `random.random()`), wrap it with "
-             "`torch.compiler.allow_in_graph` / a `torch.library.custom_op`, or exclude it with "
-             "`torch.compiler.disable` (an explicit, cheaper break)."),
-    Category("explicit_break", "Explicit graph break",
-             "Remove the `torch._dynamo.graph_break()` call unless the split is intended."),
-    Category("frame_skipped", "Whole frame fell back to eager",
-             "A break inside a loop or try block makes Dynamo skip the entire function: move "
-             "the breaking call out of the loop/try (or fix it, see its cause), so the rest "
-             "of the function compiles again."),
-    Category("other", "Other graph break",
-             "See Dynamo's explanation and hints below and the registry page for this id."),
-]}
+# Every break category's title and advice live in the rule catalogue (rules.py).
+CATEGORIES: dict[str, CatalogueRule] = {r.category: r for r in CATALOGUE if r.kind == "break"}
 
 
 @dataclass(frozen=True)

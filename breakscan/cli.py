@@ -18,13 +18,13 @@ import typer
 from rich.console import Console
 
 from . import __version__
-from .errors import EXIT_MODEL_FAILED, EXIT_USAGE, BreakscanError, UsageError
+from .errors import EXIT_GATE_FAILED, EXIT_MODEL_FAILED, EXIT_USAGE, BreakscanError, UsageError
 from .isolate import DEFAULT_TIMEOUT_S
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Find, explain and fix torch.compile graph breaks.",
                   context_settings={"help_option_names": ["-h", "--help"]})
-SUBCOMMANDS = {"scan", "check", "version"}
+SUBCOMMANDS = {"scan", "check", "compare", "lint", "rules", "version"}
 
 
 class OutputFormat(str, Enum):
@@ -110,6 +110,11 @@ def scan(
                                        "(e.g. max-autotune)."),
     threads: int = typer.Option(1, min=1, help="CPU threads for --time (set before compiling; "
                                 "reported)."),
+    fix: bool = typer.Option(False, "--fix", help="Propose a fix for every break and verify "
+                             "each in a fresh process: rescan, outputs vs the original, "
+                             "before/after graphs, breaks and latency (implies --time)."),
+    write: bool = typer.Option(False, "--write", help="With --fix: apply the verified source "
+                               "fixes to your files (a .breakscan.bak backup is kept)."),
     max_breaks: Optional[int] = typer.Option(None, min=0, help="Gate: fail (exit 1) above this "
                                              "many root-cause breaks."),
     max_graphs: Optional[int] = typer.Option(None, min=0, help="Gate: fail above this many "
@@ -152,7 +157,9 @@ def scan(
                             "fullgraph": fullgraph, "baseline": str(baseline) if baseline
                             else None}, target=target, where="command line")
         # TimingOptions' fields; a dict keeps torch out of this (parent) process.
-        timing = dict(backend=backend, mode=mode, threads=threads) if time_it else None
+        if write and not fix:
+            raise UsageError("--write applies verified fixes: use it with --fix")
+        timing = dict(backend=backend, mode=mode, threads=threads) if time_it or fix else None
         scan_kwargs = dict(input_shapes=input_shape, dtype=dtype, device=device, inputs=inputs,
                            init_args=init_args, method=method, train=train, verbose=verbose,
                            vary_batch=vary_batch, shapes=shapes, timing=timing)
@@ -160,6 +167,8 @@ def scan(
                         memory_limit_mb=memory_limit)
         if run.error is not None and run.exit_code != EXIT_MODEL_FAILED:
             _fail_run(run, debug)  # bad input: nothing ran, nothing to report
+        if fix and run.error is None:
+            _fix(target, scan_kwargs, run.result, timeout, memory_limit, write)
         if write_baseline is not None and run.error is None:
             try:
                 save_baseline(write_baseline, [run.result])
@@ -175,6 +184,25 @@ def scan(
         _fail_run(run, debug)
     if run.exit_code:
         raise typer.Exit(run.exit_code)
+
+
+def _fix(target: str, scan_kwargs: dict, result, timeout: float, memory_limit: Optional[int],
+         write: bool) -> None:
+    """--fix: verify every proposed fix (progress on stderr), then --write the verified ones."""
+    from .fixes import verify_fixes, write_fixes
+
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+    def progress(one) -> None:
+        verdict = "verified" if one.verified else "not verified"
+        err.print(f"breakscan: fix {one.rule} {one.fix_id}: {verdict}", markup=False)
+
+    result.fixes = verify_fixes(target, scan_kwargs, result, timeout=timeout,
+                                memory_limit_mb=memory_limit, on_fix=progress)
+    if write:
+        for file in write_fixes(result.fixes):
+            err.print(f"breakscan: rewrote {file} (backup beside it: .breakscan.bak)",
+                      markup=False)
 
 
 def _fail_run(run, debug: bool) -> None:
@@ -215,6 +243,115 @@ def check(
     code = overall_exit_code(runs)
     if code:
         raise typer.Exit(code)
+
+
+@app.command()
+def compare(
+    target_a: str = typer.Argument(..., metavar="A", help="The model, e.g. model.py:Net"),
+    target_b: str = typer.Argument(..., metavar="B", help="Its twin, e.g. model.py:NetFixed"),
+    input_shape: Optional[List[str]] = typer.Option(None, "--input-shape", "-s"),
+    dtype: str = typer.Option("float32"),
+    device: str = typer.Option("cpu"),
+    inputs: Optional[str] = typer.Option(None, help="FILE.py:make_inputs, for both."),
+    init_args: Optional[str] = typer.Option(None, help="JSON keyword arguments, for both."),
+    vary_batch: Optional[str] = typer.Option(None, help="Also count recompiles over these "
+                                             "batch sizes."),
+    backend: str = typer.Option("inductor", help="torch.compile backend for the timings."),
+    mode: Optional[str] = typer.Option(None),
+    threads: int = typer.Option(1, min=1),
+    timeout: float = typer.Option(DEFAULT_TIMEOUT_S, min=0, help="Per scan, seconds."),
+    output_format: OutputFormat = typer.Option(OutputFormat.terminal, "--format", "-f",
+                                               help="terminal or json"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o"),
+) -> None:
+    """Scan and time two targets the same way, side by side, and compare their outputs."""
+    from .compare import compare_targets
+    from .report import terminal
+    from .report.json import write_atomic
+
+    try:
+        _check_output(output, output_format)
+        if output_format not in (OutputFormat.terminal, OutputFormat.json):
+            raise UsageError("compare writes --format terminal or json")
+        kwargs = dict(input_shapes=input_shape, dtype=dtype, device=device, inputs=inputs,
+                      init_args=init_args, vary_batch=vary_batch,
+                      timing=dict(backend=backend, mode=mode, threads=threads))
+        comparison = compare_targets(target_a, target_b, kwargs, timeout=timeout)
+        for run in (comparison.a, comparison.b):
+            if run.error is not None and run.result is None:
+                _fail_run(run, False)
+        if output_format is OutputFormat.json:
+            import json
+
+            text = json.dumps(comparison.to_dict(), indent=2, default=str) + "\n"
+            if output is None:
+                sys.stdout.write(text)
+            else:
+                write_atomic(output, text)
+        if output_format is OutputFormat.terminal or output is not None:
+            terminal.render_comparison(comparison, make_console())
+    except BreakscanError as exc:
+        _fail(exc, False)
+    code = max(comparison.a.exit_code, comparison.b.exit_code)
+    if code:
+        raise typer.Exit(code)
+
+
+@app.command()
+def lint(
+    paths: List[Path] = typer.Argument(..., help="Python files or folders (searched for *.py)."),
+    only: Optional[str] = typer.Option(None, help="Only this class (its forward), Class.method "
+                                       "or function."),
+    output_format: OutputFormat = typer.Option(OutputFormat.terminal, "--format", "-f",
+                                               help="terminal or json"),
+) -> None:
+    """Read the source (no torch, no import) and flag the patterns that break or recompile.
+
+    Exit 1 when a pattern that breaks the graph is found, 0 when there is none (recompile
+    causes alone are warnings).
+    """
+    import json
+    from dataclasses import asdict
+
+    from .lint import BREAK_CATEGORIES, lint_file
+    from .report import terminal
+
+    try:
+        if output_format not in (OutputFormat.terminal, OutputFormat.json):
+            raise UsageError("lint writes --format terminal or json")
+        files: list[Path] = []
+        for path in paths:
+            if path.is_dir():
+                files += sorted(p for p in path.rglob("*.py") if ".breakscan.bak" not in p.name)
+            else:
+                files.append(path)
+        findings = [f for file in files for f in lint_file(file, only=only)]
+    except BreakscanError as exc:
+        _fail(exc, False)
+    if output_format is OutputFormat.json:
+        sys.stdout.write(json.dumps([asdict(f) for f in findings], indent=2) + "\n")
+    else:
+        terminal.render_static(findings, make_console(), files=len(files))
+    if any(f.category in BREAK_CATEGORIES for f in findings):
+        raise typer.Exit(EXIT_GATE_FAILED)
+
+
+@app.command()
+def rules(rule: Optional[str] = typer.Argument(None, help="A rule id (BS001), name or "
+                                               "category to explain.")) -> None:
+    """List the rule catalogue, or explain one rule with its example and fixes."""
+    from .report import terminal
+    from .rules import CATALOGUE, find_rule
+
+    console = make_console()
+    if rule is None:
+        terminal.render_rule_list(CATALOGUE, console)
+        return
+    found = find_rule(rule)
+    if found is None:
+        _fail(UsageError(f"no rule {rule!r}; `breakscan rules` lists them "
+                         f"({', '.join(r.id for r in CATALOGUE)})"), False)
+    terminal.render_rule(found, console)
 
 
 @app.command()

@@ -38,13 +38,17 @@ _STACK_LINE = re.compile(r'^\s*File "([^"]+)", line (\d+) in (\S+)', re.M)
 
 
 def run_isolated(target: str, scan_kwargs: dict[str, Any], *, timeout: float | None =
-                 DEFAULT_TIMEOUT_S, memory_limit_mb: int | None = None) -> ModelRun:
+                 DEFAULT_TIMEOUT_S, memory_limit_mb: int | None = None,
+                 fix: dict[str, Any] | None = None, compare_with: str | None = None) -> ModelRun:
     """Scan ``target`` in a child process; never raises for anything the model does.
 
     ``scan_kwargs`` are :func:`breakscan.pipeline.scan`'s keyword arguments (``timing`` may be
     a :class:`~breakscan.pipeline.TimingOptions` or a dict). ``timeout`` (seconds, None or 0 for
     none) bounds the whole scan. The returned run has ``error`` and ``stage`` set when the scan
     did not finish, and ``result`` holds what the finished stages found (``partial``).
+    With ``fix`` (a :meth:`breakscan.fixes.FixPlan.request`), the child applies that fix and
+    ``result`` is a :class:`breakscan.fixes.FixedScan`; with ``compare_with`` (a second
+    target) it is :func:`breakscan.compare.outputs_of_both`'s tuple.
     """
     kwargs = dict(scan_kwargs)
     if kwargs.get("timing") is not None and not isinstance(kwargs["timing"], dict):
@@ -52,7 +56,8 @@ def run_isolated(target: str, scan_kwargs: dict[str, Any], *, timeout: float | N
     with tempfile.TemporaryDirectory(prefix="breakscan-") as tmp:
         work = Path(tmp)
         (work / "request.json").write_text(json.dumps(
-            {"target": target, "scan": kwargs, "memory_limit_mb": memory_limit_mb}))
+            {"target": target, "scan": kwargs, "memory_limit_mb": memory_limit_mb, "fix": fix,
+             "compare_with": compare_with}))
         started = time.monotonic()
         with open(work / "stdout", "wb") as out, open(work / "stderr", "wb") as err:
             child = subprocess.Popen(
@@ -188,7 +193,7 @@ class _Reporter:
         self.events.flush()
         os.fsync(self.events.fileno())
 
-    def save(self, result: ScanResult) -> None:
+    def save(self, result: Any) -> None:
         tmp = self.work / "result.pkl.tmp"
         with open(tmp, "wb") as fh:
             pickle.dump(result, fh)
@@ -218,12 +223,23 @@ def _child_main(work: Path) -> int:
     reporter = _Reporter(work)
     try:
         _limit_memory(request.get("memory_limit_mb"))
-        from .pipeline import TimingOptions, scan
+        if request.get("compare_with"):
+            from .compare import outputs_of_both
 
-        kwargs = dict(request["scan"])
-        if kwargs.get("timing") is not None:
-            kwargs["timing"] = TimingOptions(**kwargs["timing"])
-        result = scan(request["target"], on_stage=reporter.stage, **kwargs)
+            result = outputs_of_both(request["target"], request["compare_with"],
+                                     request["scan"], reporter.stage)
+        elif request.get("fix"):
+            from .fixes import scan_with_fix
+
+            result = scan_with_fix(request["target"], request["scan"], request["fix"],
+                                   reporter.stage)
+        else:
+            from .pipeline import TimingOptions, scan
+
+            kwargs = dict(request["scan"])
+            if kwargs.get("timing") is not None:
+                kwargs["timing"] = TimingOptions(**kwargs["timing"])
+            result = scan(request["target"], on_stage=reporter.stage, **kwargs)
         reporter.save(result)
     except BaseException as exc:  # noqa: BLE001 - everything becomes a one-line error
         from .errors import BreakscanError, describe

@@ -139,7 +139,7 @@ def _first_break(exc: BaseException) -> str:
 def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
             device: torch.device, training: bool = False, backend: str = "inductor",
             mode: str | None = None, threads: int = 1, fullgraph: bool = True,
-            max_run_time: float = 2.0,
+            max_run_time: float = 2.0, dynamic: bool | None = None,
             on_stage: Callable[[str, TimingReport], None] | None = None) -> TimingReport:
     """Time eager, compiled and (where it compiles) fullgraph; check compiled == eager.
 
@@ -177,7 +177,7 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
             report.eager = _time(bind(fn), threads, max_run_time)
 
             stage("compile")
-            compiled = torch.compile(fn, backend=backend, mode=mode)
+            compiled = torch.compile(fn, backend=backend, mode=mode, dynamic=dynamic)
             try:
                 actual, report.compile_s = first_call(compiled)
             except Exception as exc:
@@ -194,7 +194,8 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
         if fullgraph:
             stage("compile (fullgraph)")
             with dynamo_session(training=training):
-                strict = torch.compile(fn, backend=backend, mode=mode, fullgraph=True)
+                strict = torch.compile(fn, backend=backend, mode=mode, fullgraph=True,
+                                       dynamic=dynamic)
                 try:
                     _, report.fullgraph_compile_s = first_call(strict)
                 except Exception as exc:

@@ -23,7 +23,7 @@ from .load import (LoadedTarget, describe_inputs, importable_folder, input_sets,
                    parse_batches, parse_shape_set, positional_names)
 from .measure import measure
 from .recompiles import check_recompiles
-from .result import ScanResult, TimingReport
+from .result import ScanResult, StaticFinding, TimingReport
 
 
 @dataclass
@@ -34,6 +34,8 @@ class TimingOptions:
     mode: str | None = None
     threads: int = 1
     max_run_time: float = 2.0  # seconds per variant for the adaptive run count
+    fullgraph: bool = True  # also time fullgraph=True (fix verification skips it)
+    dynamic: bool | None = None  # torch.compile(dynamic=...) (the dynamic=True fix)
 
 
 OnStage = Callable[[str, "ScanResult | None"], None]
@@ -55,14 +57,19 @@ def scan_loaded(loaded: LoadedTarget, *, verbose: bool = False,
     progress = on_stage or _no_progress
     label = f"{loaded.spec.name}.{loaded.method}"
     folder = loaded.search_paths[0] if loaded.search_paths else None
+    static, lint_note = lint_model(loaded)
+    executed: dict[str, set[int]] = {f.file: set() for f in static}
     with importable_folder(folder):
         progress("eager run", None)
         printed = run_eager(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
-                            label=label)
+                            label=label, executed=executed)
         progress("explain", None)
         raw = run_explain(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
                           verbose=verbose)
         result = _result(loaded, raw, printed)
+        result.static = cross_check(static, result, executed)
+        if lint_note:
+            result.notes.append(lint_note)
         if shape_sets:
             progress("recompiles", result)
             result.recompiles = check_recompiles(loaded.fn, shape_sets, training=loaded.training)
@@ -75,12 +82,50 @@ def scan_loaded(loaded: LoadedTarget, *, verbose: bool = False,
             result.timings = measure(
                 loaded.fn, loaded.args, loaded.kwargs, device=loaded.device,
                 training=loaded.training, backend=timing.backend, mode=timing.mode,
-                threads=timing.threads, max_run_time=timing.max_run_time, on_stage=timing_stage)
+                threads=timing.threads, max_run_time=timing.max_run_time, on_stage=timing_stage,
+                fullgraph=timing.fullgraph, dynamic=timing.dynamic)
             if result.timings.fullgraph and result.summary.graph_break_count:
                 result.timings.notes.append(
                     "fullgraph=True compiled although a plain torch.compile breaks: it also "
                     "turns on capture_scalar_outputs and capture_dynamic_output_shape_ops")
     return result
+
+
+def lint_model(loaded: LoadedTarget) -> tuple[list[StaticFinding], str | None]:
+    """The static findings for the scanned model's class (in the file that defines it)."""
+    import inspect
+
+    from .lint import lint_file
+
+    owner = type(loaded.model) if isinstance(loaded.fn, torch.nn.Module) or \
+        loaded.method != "forward" else None
+    try:
+        path = inspect.getsourcefile(owner) if owner is not None else None
+    except TypeError:  # a built-in or dynamically made class
+        path = None
+    if owner is None or path is None or owner.__module__.startswith("torch."):
+        return [], None
+    entry = owner.__name__ if loaded.method == "forward" else f"{owner.__name__}.{loaded.method}"
+    try:
+        return lint_file(path, only=entry), None
+    except UsageError as exc:
+        return [], f"static lint skipped: {exc}"
+
+
+def cross_check(static: list[StaticFinding], result: ScanResult,
+                executed: dict[str, set[int]]) -> list[StaticFinding]:
+    """Mark each static finding: the run broke there, ran through it, or never reached it."""
+    import os
+
+    broke = {(os.path.realpath(b.file), b.line) for b in result.breaks}
+    for finding in static:
+        if (os.path.realpath(finding.file), finding.line) in broke:
+            finding.status = "break"
+        elif finding.line in executed.get(finding.file, ()):
+            finding.status = "ran"
+        else:
+            finding.status = "not exercised"
+    return static
 
 
 def _result(loaded: LoadedTarget, raw: Any, printed: str) -> ScanResult:
@@ -116,17 +161,23 @@ def scan(target: str, *, input_shapes: list[str] | None = None, dtype: str = "fl
     (on_stage or _no_progress)("load", None)
     loaded = load_target(target, input_shapes=input_shapes, dtype=dtype, device=device,
                          inputs=inputs, init_args=init_args, method=method, train=train)
-    if vary_batch and shapes:
-        raise UsageError("use either --vary-batch or --shapes, not both")
-    sets = None
-    if vary_batch:
-        batches = parse_batches(vary_batch) if isinstance(vary_batch, str) else list(vary_batch)
-        sets = input_sets(loaded, batches=batches)
-    elif shapes:
-        first = [list(a.shape) for a in loaded.args if isinstance(a, torch.Tensor)]
-        sets = input_sets(loaded, shape_sets=[first] + [parse_shape_set(s) for s in shapes])
+    sets = shape_sets_for(loaded, vary_batch, shapes)
     return scan_loaded(loaded, verbose=verbose, shape_sets=sets, timing=timing,
                        on_stage=on_stage)
+
+
+def shape_sets_for(loaded: LoadedTarget, vary_batch: str | list[int] | None,
+                   shapes: list[str] | None) -> list[tuple[Any, ...]] | None:
+    """The input sets of --vary-batch / --shapes (the scanned inputs' shapes come first)."""
+    if vary_batch and shapes:
+        raise UsageError("use either --vary-batch or --shapes, not both")
+    if vary_batch:
+        batches = parse_batches(vary_batch) if isinstance(vary_batch, str) else list(vary_batch)
+        return input_sets(loaded, batches=batches)
+    if shapes:
+        first = [list(a.shape) for a in loaded.args if isinstance(a, torch.Tensor)]
+        return input_sets(loaded, shape_sets=[first] + [parse_shape_set(s) for s in shapes])
+    return None
 
 
 def scan_callable(model: torch.nn.Module | Callable[..., Any], *args: Any,

@@ -10,7 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = "1.4"
+SCHEMA_VERSION = "1.5"
 
 
 @dataclass
@@ -113,6 +113,23 @@ class RootBreak:
 
 
 @dataclass
+class StaticFinding:
+    """A pattern that breaks (or recompiles), found by reading the source (``breakscan lint``)."""
+
+    rule: str  # rule id from the catalogue (breakscan/rules.py), e.g. "BS001"
+    category: str  # a break category, or a recompile cause (shape_branch, shape_loop)
+    file: str
+    line: int
+    code: str  # the source line, stripped
+    function: str  # where it is, e.g. "Net.forward"
+    message: str  # what was seen, e.g. "`.item()` turns a tensor into a Python number"
+    # After a scan: "break" (the run broke here), "ran" (the line ran, no break) or
+    # "not exercised" (the run never reached it: a break waiting for other inputs).
+    # `breakscan lint` alone: "static".
+    status: str = "static"
+
+
+@dataclass
 class ExplainCounts:
     """What `torch._dynamo.explain` said, verbatim."""
 
@@ -204,6 +221,40 @@ class TimingReport:
 
 
 @dataclass
+class FixMetrics:
+    """The numbers a fix is judged by, before or after it."""
+
+    graph_count: int
+    breaks: int  # root-cause breaks
+    recompiles: int | None  # over the --vary-batch/--shapes sets (None: not exercised)
+    compiled_s: float | None  # compiled median latency
+    speedup: float | None  # eager median / compiled median
+
+
+@dataclass
+class Fix:
+    """One proposed fix and whether it verified: a setting, or a rewrite of the user's source."""
+
+    rule: str  # catalogue id, e.g. "BS003"
+    fix_id: str  # print_guard | torch_where | capture_scalar_outputs | ... (see fixes.py)
+    kind: str  # setting | source
+    title: str
+    category: str
+    file: str | None = None  # the break it targets (source fixes: the file rewritten)
+    line: int | None = None
+    setting: str | None = None  # e.g. "torch._dynamo.config.capture_scalar_outputs = True"
+    diff: str | None = None  # unified diff of a source fix
+    verified: bool = False
+    reason: str | None = None  # why it is not verified (refused, outputs differ, no gain, ...)
+    before: FixMetrics | None = None
+    after: FixMetrics | None = None
+    outputs_match: bool | None = None  # fixed model's outputs vs the original's (same weights)
+    max_abs_error: float | None = None
+    written: bool = False  # applied to the user's file (--fix --write)
+    backup: str | None = None  # where the original was saved when written
+
+
+@dataclass
 class Check:
     """One CI gate check: ``actual`` must be <= ``limit``."""
 
@@ -261,6 +312,8 @@ class ScanResult:
     recompiles: RecompileReport | None = None
     timings: TimingReport | None = None
     gate: GateResult | None = None
+    static: list[StaticFinding] = field(default_factory=list)  # lint of the scanned source
+    fixes: list[Fix] = field(default_factory=list)  # with --fix
     notes: list[str] = field(default_factory=list)  # degraded features, private-API gaps
     model_output: str = ""  # what the model printed while it was scanned
     dynamo_log: list[str] = field(default_factory=list)  # Dynamo's own warnings (shown with --verbose)
@@ -276,7 +329,7 @@ class ScanResult:
         # Keep the documented key order: identity first, then the facts.
         order = ["schema_version", "target", "method", "torch_version", "python_version", "device",
                  "training", "inputs", "summary", "explain", "discrepancies", "breaks", "graphs",
-                 "frames", "recompiles", "timings", "gate", "partial", "stopped_at", "error", "notes",
+                 "frames", "recompiles", "timings", "static", "fixes", "gate", "partial", "stopped_at", "error", "notes",
                  "capture_seconds", "model_output", "dynamo_log"]
         return {key: data[key] for key in order}
 
@@ -301,3 +354,20 @@ class ModelRun:
         return {"target": self.target, "exit_code": self.exit_code, "error": self.error,
                 "stage": self.stage, "partial": self.partial,
                 "result": self.result.to_dict() if self.result else None}
+
+
+@dataclass
+class Comparison:
+    """``breakscan compare A B``: two targets scanned and timed the same way, side by side."""
+
+    a: ModelRun
+    b: ModelRun
+    weights_shared: bool  # B was given A's weights (same parameter names and shapes)
+    outputs: Correctness | None  # B's eager outputs vs A's on the same inputs
+    note: str | None = None  # why outputs were not compared
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema_version": SCHEMA_VERSION, "a": self.a.to_dict(), "b": self.b.to_dict(),
+                "weights_shared": self.weights_shared,
+                "outputs": dataclasses.asdict(self.outputs) if self.outputs else None,
+                "note": self.note}

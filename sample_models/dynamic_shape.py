@@ -29,6 +29,7 @@ class WhereMask(nn.Module):
     """Fixed twin: a static-shape formulation with `torch.where`; same outputs.
 
     Expected scan (--input-shape 8,16):
+        twin_of: BooleanMask
         graphs: 1
         breaks: 0
         records: 0

@@ -28,6 +28,7 @@ class NoExplicitBreak(nn.Module):
     """Fixed twin; same outputs.
 
     Expected scan (--input-shape 8,16):
+        twin_of: ExplicitBreak
         graphs: 1
         breaks: 0
         records: 0

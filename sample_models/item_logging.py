@@ -35,6 +35,8 @@ class LogOutsideForward(nn.Module):
     """Fixed twin: keeps the statistic as a 0-d tensor; log it after the call.
 
     Expected scan (--input-shape 8,16):
+        twin_of: LogInsideForward
+        same_outputs: no
         graphs: 1
         breaks: 0
         records: 0

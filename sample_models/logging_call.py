@@ -34,6 +34,7 @@ class LoggerOutsideForward(nn.Module):
     """Fixed twin: log in the caller (or guard with torch.compiler.is_compiling()).
 
     Expected scan (--input-shape 8,16):
+        twin_of: LoggerInForward
         graphs: 1
         breaks: 0
         records: 0

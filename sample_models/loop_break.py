@@ -34,6 +34,7 @@ class PrintAfterLoop(nn.Module):
     """Fixed twin: no print in the loop; the loop unrolls into one graph.
 
     Expected scan (--input-shape 8,16):
+        twin_of: PrintInLoop
         graphs: 1
         breaks: 0
         records: 0

@@ -50,6 +50,7 @@ class NestedFixed(nn.Module):
     """Fixed twin: the helper keeps the peak as a tensor; same outputs.
 
     Expected scan (--input-shape 8,16):
+        twin_of: NestedBreak
         graphs: 1
         breaks: 0
         records: 0

@@ -52,6 +52,7 @@ class GuardedPrint(nn.Module):
     """Fixed twin: the print runs only in eager mode.
 
     Expected scan (--input-shape 8,16):
+        twin_of: PrintInForward
         graphs: 1
         breaks: 0
         records: 0

@@ -33,6 +33,7 @@ class VectorisedRows(nn.Module):
     """Fixed twin: one op for the whole batch; same outputs as LoopOverRows.
 
     Expected scan (--input-shape 8,16):
+        twin_of: LoopOverRows
         graphs: 1
         breaks: 0
         records: 0

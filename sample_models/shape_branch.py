@@ -38,6 +38,7 @@ class NoShapeBranch(nn.Module):
     Same outputs as ShapeBranch.
 
     Expected scan (--input-shape 8,16):
+        twin_of: ShapeBranch
         graphs: 1
         breaks: 0
         records: 0

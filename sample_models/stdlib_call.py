@@ -31,6 +31,8 @@ class TorchJitter(nn.Module):
     """Fixed twin: `torch.rand(())` stays in the graph (different random stream).
 
     Expected scan (--input-shape 8,16):
+        twin_of: RandomJitter
+        same_outputs: no
         graphs: 1
         breaks: 0
         records: 0

@@ -34,6 +34,7 @@ class TensorWhere(nn.Module):
     Same outputs as TensorIf for the same weights and inputs.
 
     Expected scan (--input-shape 8,16):
+        twin_of: TensorIf
         graphs: 1
         breaks: 0
         records: 0

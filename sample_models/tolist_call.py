@@ -30,6 +30,7 @@ class TensorIndexInstead(nn.Module):
     """Fixed twin: index the tensor instead of converting it; same outputs.
 
     Expected scan (--input-shape 8,16):
+        twin_of: TolistInForward
         graphs: 1
         breaks: 0
         records: 0

@@ -10,7 +10,7 @@ import dataclasses
 import linecache
 import os
 import re
-from typing import Any
+from typing import Any, Callable
 
 from rich.console import Console, Group
 from rich.padding import Padding
@@ -19,7 +19,9 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from ..result import ModelRun, RootBreak, ScanResult
+from ..categories import REGISTRY_URL
+from ..result import Comparison, Fix, ModelRun, RootBreak, ScanResult, StaticFinding
+from ..rules import Rule
 
 CONTEXT_LINES = 2
 
@@ -209,6 +211,75 @@ def _render_timings(result: ScanResult, console: Console) -> None:
         console.print(Text(f"  note: {note}", style="dim"))
 
 
+def _arrow(before: Any, after: Any, fmt: Callable[[Any], str] = str) -> str:
+    show = lambda v: "-" if v is None else fmt(v)  # noqa: E731
+    return f"{show(before)} → {show(after)}"
+
+
+def fix_numbers(fix: Fix) -> str:
+    """'graphs 2 → 1 · breaks 1 → 0 · recompiles … · compiled … · speedup …'."""
+    b, a = fix.before, fix.after
+    if b is None or a is None:
+        return ""
+    parts = [f"graphs {_arrow(b.graph_count, a.graph_count)}",
+             f"breaks {_arrow(b.breaks, a.breaks)}"]
+    if b.recompiles is not None or a.recompiles is not None:
+        parts.append(f"recompiles {_arrow(b.recompiles, a.recompiles)}")
+    parts.append(f"compiled {_arrow(b.compiled_s, a.compiled_s, _ms)}")
+    parts.append(f"speedup {_arrow(b.speedup, a.speedup, lambda v: f'{v:.2f}x')}")
+    return " · ".join(parts)
+
+
+def _render_fixes(result: ScanResult, console: Console) -> None:
+    console.print(Text("Fixes (each verified in a fresh process: same weights and inputs, "
+                       "rescanned, run eager and compiled)", style="bold"))
+    for fix in result.fixes:
+        where = f"  {short_path(fix.file)}:{fix.line}" if fix.file else ""
+        head = Text(f"  {'VERIFIED' if fix.verified else 'NOT VERIFIED'}",
+                    style="bold green" if fix.verified else "bold yellow")
+        head.append(f"  {fix.rule} {fix.fix_id}{where}: {fix.title}")
+        console.print(head)
+        numbers = fix_numbers(fix)
+        if numbers:
+            match = "" if fix.outputs_match is None else (
+                " · outputs match" if fix.outputs_match else " · OUTPUTS DIFFER")
+            console.print(Text(f"    {numbers}{match}", style="green" if fix.verified else ""))
+        if fix.reason:
+            console.print(Text(f"    {fix.reason}", style="yellow"))
+        if fix.setting and fix.kind == "setting":
+            console.print(Text(f"    {fix.setting}", style="cyan"))
+        if fix.diff:
+            console.print(Padding(Syntax(fix.diff.rstrip("\n"), "diff", theme="ansi_dark",
+                                         word_wrap=True), (0, 0, 0, 4)))
+        if fix.written:
+            console.print(Text(f"    written to {short_path(fix.file)} (backup "
+                               f"{short_path(fix.backup)})", style="bold green"))
+
+
+_STATUS = {"break": ("broke here in this run", "red"),
+           "ran": ("ran in this run without breaking", "dim"),
+           "not exercised": ("not exercised by these inputs: a break waiting for other data",
+                             "bold yellow"),
+           "static": ("", "")}
+
+
+def render_static(findings: list[StaticFinding], console: Console, *,
+                  files: int | None = None) -> None:
+    """`breakscan lint`, or a scan's static section (findings with their run status)."""
+    if files is not None:
+        console.print(Text(f"breakscan lint: {len(findings)} finding(s) in {files} file(s)",
+                           style="bold"))
+    for f in findings:
+        text = Text(f"  {f.rule} {f.category}", style="magenta")
+        text.append(f"  {short_path(f.file)}:{f.line}  in {f.function}()")
+        text.append(f"\n      {printable(f.code)}", style="cyan")
+        status, style = _STATUS.get(f.status, ("", ""))
+        if status:
+            text.append(f"\n      {status}", style=style)
+        text.append(f"\n      {printable(f.message)}", style="dim")
+        console.print(text)
+
+
 def render(result: ScanResult, console: Console, *, quiet: bool = False,
            verbose: bool = False) -> None:
     result = _scrubbed(result)
@@ -233,10 +304,16 @@ def render(result: ScanResult, console: Console, *, quiet: bool = False,
         console.print(_action_table(result))
         for rank, brk in enumerate(result.breaks, 1):
             console.print(_break_panel(rank, brk))
+    others = [f for f in result.static if f.status != "break"]
+    if others:
+        console.print(Text("Also in the source (static lint of the scanned class)", style="bold"))
+        render_static(others, console)
     if result.recompiles is not None:
         _render_recompiles(result, console)
     if result.timings is not None:
         _render_timings(result, console)
+    if result.fixes:
+        _render_fixes(result, console)
     if result.discrepancies:
         console.print(Text("Where explain and breakscan differ", style="bold"))
         for gap in result.discrepancies:
@@ -306,3 +383,86 @@ def render_runs(runs: list[ModelRun], console: Console, *, quiet: bool = False,
             table.add_row(run.target, status, str(s.graph_count), str(s.graph_break_count),
                           str(s.recompile_count))
         console.print(table)
+
+
+def render_comparison(comparison: Comparison, console: Console) -> None:
+    """A and B side by side: counts, recompiles, latency, speedup; then the outputs verdict."""
+    console.print(Text(f"A = {printable(comparison.a.target)}\nB = {printable(comparison.b.target)}"))
+    table = Table(title="breakscan compare", title_justify="left")
+    table.add_column("", no_wrap=True)
+    for label, run in (("A", comparison.a), ("B", comparison.b)):
+        name = run.target.rpartition(":")[2]
+        table.add_column(f"{label}: {printable(name)}", overflow="fold", justify="right")
+    a, b = comparison.a.result, comparison.b.result
+
+    def timing(result: ScanResult | None, name: str) -> str:
+        t = result.timings if result else None
+        value = getattr(t, name, None) if t else None
+        return f"{_ms(value.median_s)} ± {_ms(value.iqr_s)}" if value else "-"
+
+    def count(result: ScanResult | None, name: str) -> str:
+        return str(getattr(result.summary, name)) if result else "error"
+
+    table.add_row("graphs", count(a, "graph_count"), count(b, "graph_count"))
+    table.add_row("root-cause breaks", count(a, "graph_break_count"),
+                  count(b, "graph_break_count"))
+    table.add_row("break records", count(a, "break_records"), count(b, "break_records"))
+    table.add_row("frames skipped", count(a, "frames_skipped"), count(b, "frames_skipped"))
+    if (a and a.recompiles) or (b and b.recompiles):
+        table.add_row("recompiles", count(a, "recompile_count"), count(b, "recompile_count"))
+    table.add_row("eager", timing(a, "eager"), timing(b, "eager"))
+    table.add_row("compiled", timing(a, "compiled"), timing(b, "compiled"))
+    speed = [f"{r.timings.speedup:.2f}x" if r and r.timings and r.timings.speedup else "-"
+             for r in (a, b)]
+    table.add_row("speedup", *speed)
+    console.print(table)
+    t = a.timings if a else None
+    if t:
+        console.print(Text(f"timings: {t.device}, {t.threads} thread(s), backend={t.backend}; "
+                           "median ± IQR per call", style="dim"))
+    out = comparison.outputs
+    if out is None:
+        console.print(Text(printable(comparison.note or "outputs not compared"), style="yellow"))
+    elif out.match:
+        console.print(Text(f"outputs: B matches A (max abs error {out.max_abs_error:.2e}"
+                           f"{', same weights' if comparison.weights_shared else ''})",
+                           style="green"))
+    else:
+        console.print(Text(f"outputs: B DIFFERS from A: {printable(out.message or '')}",
+                           style="bold yellow"))
+    if comparison.note and out is not None:
+        console.print(Text(printable(comparison.note), style="dim"))
+    for run in (comparison.a, comparison.b):
+        if run.error:
+            console.print(Text(f"{printable(run.target)}: {printable(run.error)}",
+                               style="bold red"))
+
+
+def render_rule_list(rules: tuple[Rule, ...], console: Console) -> None:
+    table = Table(title="breakscan rules (breakscan rules ID explains one)",
+                  title_justify="left")
+    for column in ("id", "name", "title", "Dynamo ids", "fixes"):
+        table.add_column(column, overflow="fold", no_wrap=column in ("id", "name"))
+    for rule in rules:
+        table.add_row(rule.id, rule.name, rule.title, ", ".join(rule.gb_ids) or "-",
+                      ", ".join(rule.fixes) or "-")
+    console.print(table)
+
+
+def render_rule(rule: Rule, console: Console) -> None:
+    console.print(Text(f"{rule.id} {rule.name}: {rule.title}", style="bold"))
+    console.print(Text(f"category: {rule.category} ({rule.kind})", style="dim"))
+    if rule.gb_ids:
+        console.print(Text("Dynamo registry ids: " + ", ".join(rule.gb_ids), style="dim"))
+    console.print(Text("why it hurts: ", style="bold") + Text(rule.why))
+    console.print(Text("fix: ", style="bold green") + Text(rule.suggestion))
+    if rule.before:
+        console.print(Text("before:", style="bold"))
+        console.print(Padding(Syntax(rule.before, "python", theme="ansi_dark"), (0, 0, 0, 2)))
+        console.print(Text("after:", style="bold"))
+        console.print(Padding(Syntax(rule.after, "python", theme="ansi_dark"), (0, 0, 0, 2)))
+    if rule.fixes:
+        console.print(Text("verified fixes (--fix): " + ", ".join(rule.fixes), style="cyan"))
+    if rule.gb_ids:
+        console.print(Text("registry: " + REGISTRY_URL.format(id=rule.gb_ids[0].lower()),
+                           style="dim"))

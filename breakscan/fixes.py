@@ -1,0 +1,304 @@
+"""Verified fixes: for each break, a setting or a rewrite of the user's source, then proof.
+
+A fix is only called verified when a fresh child process (``isolate.run_isolated`` with a fix)
+has applied it — a Dynamo config value, ``dynamic=True``, or the rewritten module loaded from a
+temporary copy of the target's folder — rescanned, run eager and compiled, matched the original
+model's outputs (same weights, same inputs), and shown fewer graphs, breaks or recompiles. The
+user's files are only touched by :func:`write_fixes` (``--fix --write``), which keeps a backup.
+
+The parent side (planning, verifying, writing) never imports torch; ``scan_with_fix`` is what
+the child runs.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from .report.json import write_atomic
+from .result import Correctness, Fix, FixMetrics, ScanResult
+from .rules import rule_id
+
+# fix id -> (break category, the setting as users write it, the torch._dynamo.config patch)
+SETTINGS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "capture_scalar_outputs": (
+        "item", "torch._dynamo.config.capture_scalar_outputs = True",
+        {"capture_scalar_outputs": True}),
+    "capture_dynamic_output_shape_ops": (
+        "dynamic_shape_op", "torch._dynamo.config.capture_dynamic_output_shape_ops = True",
+        {"capture_dynamic_output_shape_ops": True}),
+}
+SOURCE_FIXES = {"print": "print_guard", "data_dependent_branch": "torch_where",
+                "item": "print_guard"}  # an .item() whose value is only printed or logged
+# The rewriter's category for a break category (an .item() inside a print is a print to guard).
+_REWRITE_AS = {"item": "print"}
+
+
+@dataclass
+class FixPlan:
+    """A fix to verify: the record to fill in plus what the child must apply."""
+
+    fix: Fix
+    config: dict[str, Any]
+    dynamic: bool | None = None
+    new_source: str | None = None
+
+    def request(self) -> dict[str, Any]:
+        return {"kind": self.fix.kind, "fix_id": self.fix.fix_id, "file": self.fix.file,
+                "config": self.config, "dynamic": self.dynamic, "new_source": self.new_source}
+
+
+@dataclass
+class FixedScan:
+    """What the child found with the fix applied."""
+
+    result: ScanResult
+    same_outputs: Correctness  # fixed model (eager) vs the original model (eager)
+
+
+def metrics(result: ScanResult, *, dynamic: bool = False) -> FixMetrics:
+    t = result.timings
+    recompiles = None
+    if result.recompiles is not None:
+        recompiles = (result.recompiles.dynamic_recompile_count if dynamic
+                      else len(result.recompiles.recompiles))
+    return FixMetrics(graph_count=result.summary.graph_count,
+                      breaks=result.summary.graph_break_count, recompiles=recompiles,
+                      compiled_s=t.compiled.median_s if t and t.compiled else None,
+                      speedup=t.speedup if t else None)
+
+
+def _target_file(target: str) -> Path | None:
+    source = target.rpartition(":")[0]
+    return Path(source).resolve() if source.endswith(".py") else None
+
+
+def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
+    """Every fix worth trying for this result, refused ones included (with their reason)."""
+    plans: list[FixPlan] = []
+    seen: set[tuple[str, str | None, int | None]] = set()
+    target_file = _target_file(target)
+    before = metrics(result)
+    for brk in result.breaks:
+        category = brk.cause_category if brk.frame_skipped and brk.cause_category \
+            else brk.category
+        for fix_id, (fix_category, setting, config) in SETTINGS.items():
+            if category == fix_category and (fix_id, None, None) not in seen:
+                seen.add((fix_id, None, None))
+                plans.append(FixPlan(Fix(rule=rule_id(category), fix_id=fix_id, kind="setting",
+                                         title=f"set {setting}", category=category,
+                                         setting=setting, before=before), config))
+        fix_id = SOURCE_FIXES.get(category)
+        if fix_id is None or brk.owner != "user" or (fix_id, brk.file, brk.line) in seen:
+            continue
+        seen.add((fix_id, brk.file, brk.line))
+        fix = Fix(rule=rule_id(category), fix_id=fix_id, kind="source", title=fix_id,
+                  category=category, file=brk.file, line=brk.line, before=before)
+        plans.append(FixPlan(fix, {}))
+        if target_file is None or Path(brk.file).resolve().parent != target_file.parent:
+            if category in _REWRITE_AS:
+                plans.pop()
+                continue
+            fix.reason = ("refused: source fixes rewrite only files in the target's own folder "
+                          "(give the target as FILE.py:NAME)")
+            continue
+        try:
+            source = Path(brk.file).read_text(encoding="utf-8")
+        except OSError as exc:
+            fix.reason = f"refused: cannot read {brk.file}: {exc.strerror}"
+            continue
+        from .rewrite import propose_rewrite, unified_diff
+
+        rewrite = propose_rewrite(source, brk.line, _REWRITE_AS.get(category, category))
+        fix.title = rewrite.title
+        if rewrite.new_source is None and category in _REWRITE_AS:
+            plans.pop()  # the value is used, not only logged: the setting is the fix
+            continue
+        if rewrite.new_source is None:
+            fix.reason = f"refused: {rewrite.refused}"
+            continue
+        plans[-1].new_source = rewrite.new_source
+        fix.diff = unified_diff(source, rewrite.new_source, _display(brk.file))
+    if result.recompiles is not None and result.recompiles.recompiles:
+        setting = "torch.compile(model, dynamic=True)"
+        plans.append(FixPlan(Fix(rule=rule_id("shape_branch"), fix_id="dynamic", kind="setting",
+                                 title=f"compile with {setting}", category="shape_branch",
+                                 setting=setting, before=before), {}, dynamic=True))
+    return plans
+
+
+def _display(path: str) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return path
+
+
+def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
+    """Fill in ``after`` and the verdict: same outputs and a real gain, or not verified."""
+    fix.after = metrics(fixed.result, dynamic=dynamic)
+    compiled = fixed.result.timings.correctness if fixed.result.timings else None
+    same = fixed.same_outputs
+    fix.outputs_match = same.match and (compiled is None or compiled.match)
+    fix.max_abs_error = same.max_abs_error
+    before, after = fix.before, fix.after
+    gained = (after.graph_count < before.graph_count or after.breaks < before.breaks
+              or (before.recompiles is not None and after.recompiles is not None
+                  and after.recompiles < before.recompiles))
+    if not same.match:
+        fix.reason = f"outputs differ from the original model: {same.message}"
+    elif compiled is not None and not compiled.match:
+        fix.reason = f"compiled outputs differ from eager with the fix: {compiled.message}"
+    elif fixed.result.timings and fixed.result.timings.compile_error:
+        fix.reason = f"torch.compile failed with the fix: {fixed.result.timings.compile_error}"
+    elif not gained:
+        fix.reason = (f"no gain: graphs {before.graph_count} -> {after.graph_count}, breaks "
+                      f"{before.breaks} -> {after.breaks}, recompiles {before.recompiles} -> "
+                      f"{after.recompiles}")
+    fix.verified = fix.reason is None
+
+
+def verify_fixes(target: str, scan_kwargs: dict[str, Any], result: ScanResult, *,
+                 timeout: float | None, memory_limit_mb: int | None = None,
+                 on_fix: Callable[[Fix], None] | None = None) -> list[Fix]:
+    """Plan and verify every fix, each in its own child process."""
+    from .isolate import run_isolated
+
+    fixes = []
+    for plan in plan_fixes(target, result):
+        fix = plan.fix
+        if fix.reason is None:
+            run = run_isolated(target, scan_kwargs, timeout=timeout,
+                               memory_limit_mb=memory_limit_mb, fix=plan.request())
+            if run.error is not None:
+                fix.reason = f"verification did not finish: {run.error}"
+            else:
+                judge(fix, run.result, dynamic=bool(plan.dynamic))
+        fixes.append(fix)
+        if on_fix:
+            on_fix(fix)
+    return fixes
+
+
+def write_fixes(fixes: list[Fix]) -> list[str]:
+    """Apply the verified source fixes to the user's files, each file once, with a backup.
+
+    Fixes of one file are applied from the bottom up, so each rewrite's line is still where the
+    scan saw it. Returns the files written.
+    """
+    from .rewrite import propose_rewrite
+
+    by_file: dict[str, list[Fix]] = {}
+    for fix in fixes:
+        if fix.kind == "source" and fix.verified and fix.file:
+            by_file.setdefault(fix.file, []).append(fix)
+    written = []
+    for file, file_fixes in by_file.items():
+        path = Path(file)
+        source = path.read_text(encoding="utf-8")
+        for fix in sorted(file_fixes, key=lambda f: f.line or 0, reverse=True):
+            rewrite = propose_rewrite(source, fix.line or 0,
+                                      _REWRITE_AS.get(fix.category, fix.category))
+            if rewrite.new_source is not None:
+                source = rewrite.new_source
+                fix.written = True
+        backup = _free_name(path.with_name(path.name + ".breakscan.bak"))
+        shutil.copy2(path, backup)
+        write_atomic(path, source)
+        for fix in file_fixes:
+            fix.backup = str(backup) if fix.written else None
+        written.append(file)
+    return written
+
+
+def _free_name(path: Path) -> Path:
+    candidate, number = path, 1
+    while candidate.exists():
+        number += 1
+        candidate = path.with_name(f"{path.name}.{number}")
+    return candidate
+
+
+# --- the child side: apply one fix and rescan ------------------------------------------------
+
+
+def _eager_outputs(loaded: Any) -> Any:
+    import contextlib
+
+    import torch
+
+    torch.manual_seed(0)
+    grad = contextlib.nullcontext() if loaded.training else torch.no_grad()
+    with grad:
+        out = loaded.fn(*loaded.args, **loaded.kwargs)
+    return torch.utils._pytree.tree_map(
+        lambda v: v.detach().clone() if isinstance(v, torch.Tensor) else v, out)
+
+
+def _forget_modules_in(folder: Path) -> None:
+    """Drop modules imported from ``folder`` so the rewritten copies are imported instead."""
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if file and Path(file).resolve().parent == folder:
+            del sys.modules[name]
+
+
+def _load_rewritten(target: str, load_kwargs: dict[str, Any], file: str, new_source: str,
+                    original: Any, tmp: Path) -> Any:
+    from .errors import ModelError
+    from .load import load_target
+
+    folder = Path(original.spec.source).resolve().parent
+    for sibling in folder.glob("*.py"):  # siblings too: the copy imports them, not originals
+        shutil.copy2(sibling, tmp / sibling.name)
+    (tmp / Path(file).name).write_text(new_source, encoding="utf-8")
+    _forget_modules_in(folder)
+    name = target.rpartition(":")[2]
+    fixed = load_target(f"{tmp / Path(original.spec.source).name}:{name}", **load_kwargs)
+    try:
+        fixed.model.load_state_dict(original.model.state_dict())
+    except (RuntimeError, KeyError) as exc:
+        raise ModelError(f"the rewritten model's parameters differ from the original's: "
+                         f"{' '.join(str(exc).split())[:200]}") from exc
+    fixed.args, fixed.kwargs = original.args, original.kwargs  # the very same inputs
+    return fixed
+
+
+def scan_with_fix(target: str, scan_kwargs: dict[str, Any], request: dict[str, Any],
+                  on_stage: Callable[[str, Any], None]) -> FixedScan:
+    """In the child: load the original, apply the fix, rescan and time; compare outputs."""
+    import torch
+
+    from .load import load_target
+    from .measure import compare_outputs
+    from .pipeline import TimingOptions, scan_loaded, shape_sets_for
+
+    kwargs = dict(scan_kwargs)
+    timing = kwargs.pop("timing", None)
+    vary_batch, shapes = kwargs.pop("vary_batch", None), kwargs.pop("shapes", None)
+    verbose = kwargs.pop("verbose", False)
+    on_stage("load", None)
+    original = load_target(target, **kwargs)
+    reference = _eager_outputs(original)
+    with tempfile.TemporaryDirectory(prefix="breakscan-fix-") as tmp:
+        fixed = original
+        if request["kind"] == "source":
+            fixed = _load_rewritten(target, kwargs, request["file"], request["new_source"],
+                                    original, Path(tmp))
+        options = TimingOptions(**timing) if timing else TimingOptions()
+        options.fullgraph, options.dynamic = False, request.get("dynamic")
+        sets = shape_sets_for(fixed, vary_batch, shapes)
+        with torch._dynamo.config.patch(**request["config"]):
+            result = scan_loaded(fixed, verbose=verbose, shape_sets=sets, timing=options,
+                                 on_stage=on_stage)
+        same = compare_outputs(reference, _eager_outputs(fixed))
+    return FixedScan(result=result, same_outputs=same)
+
+
+__all__ = ["FixPlan", "FixedScan", "plan_fixes", "verify_fixes", "write_fixes", "judge",
+           "scan_with_fix", "SETTINGS", "SOURCE_FIXES"]

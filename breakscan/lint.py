@@ -1,0 +1,665 @@
+"""Static pre-scan: source patterns that make TorchDynamo graph-break or recompile.
+
+Reads the file with the stdlib ``ast`` only (no torch, no import of the model), so it takes
+milliseconds and works on code that does not even import. It starts at ``forward`` of every
+``nn.Module`` subclass (or at the class, ``Class.method`` or function named by ``only``) and
+follows what that code calls in the same file: ``self.helper(...)``, ``self.sub(...)`` of a
+submodule built from a class of this file, plain functions, nested ``def``s. Which values are
+tensors is tracked per function, so ``if x.shape[0] > 8`` is told apart from ``if x.sum() > 0``.
+
+A finding is a lead, not a verdict (``status="static"``): a scan confirms or clears it. What was
+measured on torch 2.13 decides what is flagged: a tensor ``assert`` is rewritten by Dynamo into
+``torch._assert_async`` (no break) unless its message is computed, and ``random.randint``,
+``randrange`` and ``uniform`` are replayed by Dynamo (no break), so those are not reported.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import os
+import warnings
+from dataclasses import dataclass
+from importlib.util import decode_source
+
+from .errors import UsageError
+from .result import StaticFinding
+from .rules import rule_id
+
+BREAK_CATEGORIES = frozenset({"item", "tolist_numpy", "print", "explicit_break",
+                              "unsupported_call", "data_dependent_branch"})
+_LOOP_NOTE = "inside a loop/try: Dynamo skips the whole function (frame runs eagerly)"
+_LOG_LEVELS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical",
+                         "fatal", "log"})
+_LOGGER_NAMES = frozenset({"logger", "log", "LOGGER", "_logger"})
+# Tensor attributes and methods whose value is metadata Dynamo knows at trace time, not data.
+_META_ATTRS = frozenset({"shape", "ndim", "dtype", "device", "is_cuda", "requires_grad", "layout",
+                         "is_leaf", "names", "is_sparse", "is_quantized", "is_meta", "itemsize",
+                         "nbytes"})
+_SCALAR_METHODS = frozenset({"size", "dim", "numel", "ndimension", "nelement", "element_size",
+                             "get_device", "stride", "storage_offset", "data_ptr", "item",
+                             "tolist", "numpy", "type", "__len__"})
+_SCALAR_BUILTINS = frozenset({"len", "isinstance", "issubclass", "hasattr", "callable", "id",
+                              "str", "repr", "int", "float", "bool", "range", "enumerate", "zip",
+                              "list", "tuple", "dict", "set", "print", "type"})
+_RANDOM_TRACED = frozenset({"randint", "randrange", "uniform"})  # Dynamo replays these: no break
+_TORCH_NOT_TENSOR = ("torch._dynamo.", "torch.compiler.", "torch.jit.", "torch.cuda.",
+                     "torch.backends.", "torch.distributed.", "torch.utils.", "torch.nn.",
+                     "torch.overrides.", "torch.fx.", "torch.library.", "torch.onnx.")
+_TORCH_NOT_TENSOR_NAMES = frozenset({"Size", "device", "dtype", "finfo", "iinfo", "numel",
+                                     "typename", "no_grad", "enable_grad", "inference_mode",
+                                     "autocast", "manual_seed", "Generator"})
+# nn.Module's own methods (inherited, so not in the file): they return no tensor.
+_MODULE_METHODS = frozenset({"modules", "children", "parameters", "buffers", "named_modules",
+                             "named_children", "named_parameters", "named_buffers", "state_dict",
+                             "apply", "train", "eval", "to", "cpu", "cuda", "type", "extra_repr",
+                             "get_submodule", "add_module", "register_module", "zero_grad",
+                             "register_forward_hook", "register_forward_pre_hook"})
+_CONTAINERS = frozenset({"int", "float", "bool", "str", "bytes", "list", "tuple", "dict", "set",
+                         "List", "Tuple", "Dict", "Set", "Sequence", "Mapping", "Iterable",
+                         "Callable", "None", "complex"})
+_DISABLE = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One function to lint, and how it was reached."""
+
+    cls: str | None  # the class ``self`` is an instance of (None: a plain function)
+    func: ast.FunctionDef | ast.AsyncFunctionDef
+    label: str  # "Class.method" or "function"
+    method: bool = False  # called on self: its first parameter is self
+    loop_site: int | None = None  # line of the call inside a loop/try that reached it
+    outer: frozenset = frozenset()  # tensor names of the enclosing function (nested defs)
+
+
+def _text(node: ast.AST, limit: int = 40) -> str:
+    text = ast.unparse(node)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _last_name(node: ast.AST | None) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else None
+
+
+def _is_int(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+def _const_text(node: ast.AST | None) -> bool:
+    """A message CPython folds to a constant (Dynamo can then rewrite the assert)."""
+    if node is None or isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.JoinedStr):
+        return all(isinstance(v, ast.Constant) for v in node.values)
+    return isinstance(node, ast.BinOp) and _const_text(node.left) and _const_text(node.right)
+
+
+def _operands(node: ast.AST) -> list[ast.AST]:
+    if isinstance(node, ast.BinOp):
+        return [node.left, node.right]
+    if isinstance(node, ast.Compare):
+        return [node.left, *node.comparators]
+    if isinstance(node, ast.BoolOp):
+        return list(node.values)
+    return [node.body, node.orelse] if isinstance(node, ast.IfExp) else []
+
+
+def _torch_returns_tensor(qual: str) -> bool:
+    last = qual.rsplit(".", 1)[-1]
+    if qual.startswith("torch.nn.functional.") or qual in ("torch.nn.Parameter",
+                                                          "torch.nn.parameter.Parameter"):
+        return True
+    return not (qual.startswith(_TORCH_NOT_TENSOR) or last in _TORCH_NOT_TENSOR_NAMES
+                or last.startswith(("is_", "get_", "set_", "has_")))
+
+
+class _Linter(ast.NodeVisitor):
+    """Visits one function at a time from a work list (callees are queued, not recursed into),
+    tracking which local names hold tensors, and collects one finding per (line, category)."""
+
+    def __init__(self, tree: ast.Module, source: str, path: str):
+        self.path = path
+        self.lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        self.found: dict[tuple[int, str], tuple[StaticFinding, bool]] = {}
+        self.locals: set[str] = set()
+        self.aliases: dict[str, str] = {}  # local name -> what it was imported as
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    root = a.name.split(".")[0]
+                    self.aliases[a.asname or root] = a.name if a.asname else root
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for a in node.names:
+                    self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+        defs = (ast.FunctionDef, ast.AsyncFunctionDef)
+        self.functions = {n.name: n for n in tree.body if isinstance(n, defs)}
+        self.classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+        self.loggers = set(_LOGGER_NAMES)
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and self._is_get_logger(node.value):
+                self.loggers.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        self._attrs: dict[str, dict[str, str]] = {}
+
+    # -- the file's names ------------------------------------------------------------------
+    def _qual(self, node: ast.AST) -> str | None:
+        """Dotted name an expression refers to through the imports (None: a local/unknown)."""
+        if isinstance(node, ast.Name):
+            if node.id in self.locals or node.id in self.functions or node.id in self.classes:
+                return None
+            if node.id in self.aliases:
+                return self.aliases[node.id]
+            return node.id if hasattr(builtins, node.id) else None  # a global: unknown
+        if isinstance(node, ast.Attribute):
+            base = self._qual(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+    def _is_get_logger(self, node: ast.AST) -> bool:
+        return isinstance(node, ast.Call) and self._qual(node.func) == "logging.getLogger"
+
+    def _mro(self, name: str | None) -> list[str]:
+        order: list[str] = []
+        stack = [name] if name in self.classes else []
+        while stack:
+            cls = stack.pop(0)
+            if cls not in order:
+                order.append(cls)
+                stack += [b.id for b in self.classes[cls].bases
+                          if isinstance(b, ast.Name) and b.id in self.classes]
+        return order
+
+    def _is_module_class(self, name: str) -> bool:
+        for cls in self._mro(name):
+            for base in self.classes[cls].bases:
+                qual = self._qual(base) or ""
+                if ast.unparse(base).endswith("Module") or qual.startswith("torch.nn."):
+                    return True
+        return False
+
+    def _method(self, cls: str | None, name: str, skip: int = 0):
+        for owner in self._mro(cls)[skip:]:
+            for node in self.classes[owner].body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+                    return owner, node
+        return None
+
+    def _class_attrs(self, cls: str | None) -> dict[str, str]:
+        """``self.X`` kinds from assignments in the class: tensor, logger or class:<Local>."""
+        if cls not in self._attrs:
+            attrs: dict[str, str] = {}
+            saved, self.locals = self.locals, set()
+            for owner in reversed(self._mro(cls)):
+                for node in ast.walk(self.classes[owner]):
+                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                            and node.func.attr in ("register_buffer", "register_parameter") \
+                            and node.args and isinstance(node.args[0], ast.Constant):
+                        attrs[str(node.args[0].value)] = "tensor"
+                    if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+                        continue
+                    value, kind = node.value, None
+                    qual = self._qual(value.func) or ""
+                    if isinstance(value.func, ast.Name) and value.func.id in self.classes:
+                        kind = f"class:{value.func.id}"
+                    elif self._is_get_logger(value):
+                        kind = "logger"
+                    elif qual.startswith("torch.") and _torch_returns_tensor(qual):
+                        kind = "tensor"
+                    for target in node.targets:
+                        if kind and isinstance(target, ast.Attribute) \
+                                and ast.unparse(target.value) == "self":
+                            attrs[target.attr] = kind
+            self.locals = saved
+            self._attrs[cls] = attrs
+        return self._attrs[cls]
+
+    # -- running ---------------------------------------------------------------------------
+    def run(self, only: str | None) -> list[StaticFinding]:
+        self.queue: list[_Job] = []
+        if only is None:
+            for name in self.classes:
+                if self._is_module_class(name) and (hit := self._method(name, "forward")):
+                    self.queue.append(_Job(name, hit[1], f"{hit[0]}.forward", True))
+        else:
+            cls, _, method = only.partition(".")
+            if cls in self.classes:
+                if hit := self._method(cls, method or "forward"):
+                    self.queue.append(_Job(cls, hit[1], f"{hit[0]}.{hit[1].name}", True))
+            elif only in self.functions:
+                self.queue.append(_Job(None, self.functions[only], only))
+            else:
+                raise UsageError(f"{self.path} has no class or function named {only!r}")
+        seen: set = set()
+        while self.queue:
+            job = self.queue.pop(0)
+            key = (job.cls, id(job.func), job.loop_site is not None)
+            if key not in seen:
+                seen.add(key)
+                self._lint_function(job)
+        items = sorted(self.found.values(), key=lambda f: (f[0].line, f[0].category))
+        return [finding for finding, _ in items]
+
+    def _lint_function(self, job: _Job) -> None:
+        self.job, self.blocks, self.nested = job, 0, {}
+        self.attrs = self._class_attrs(job.cls)
+        args = job.func.args
+        params = args.posonlyargs + args.args
+        static = any(isinstance(d, ast.Name) and d.id == "staticmethod"
+                     for d in job.func.decorator_list)
+        if job.method and params and not static:
+            params = params[1:]  # self (or cls)
+        defaults = ([None] * len(params) + list(args.defaults))[-len(params):] if params else []
+        kw = list(zip(args.kwonlyargs, args.kw_defaults))
+        self.locals = {a.arg for a in params + args.kwonlyargs}
+        self.locals |= {a.arg for a in (args.vararg, args.kwarg) if a}
+        self.locals |= {n.id for n in ast.walk(job.func) if isinstance(n, ast.Name)
+                        and isinstance(n.ctx, ast.Store)}
+        if job.cls is not None:
+            self.locals.add("self")
+        self.tensors = set(job.outer) | {a.arg for a, d in list(zip(params, defaults)) + kw
+                                         if self._tensor_param(a, d)}
+        for stmt in job.func.body:
+            self.visit(stmt)
+
+    @staticmethod
+    def _tensor_param(arg: ast.arg, default: ast.AST | None) -> bool:
+        """Parameters are assumed tensors unless typed or defaulted as something else."""
+        if default is not None and ast.unparse(default) != "None":
+            return False
+        node = arg.annotation
+        while node is not None:  # Optional[T], T | None -> T
+            if isinstance(node, ast.Subscript) and _last_name(node.value) == "Optional":
+                node = node.slice
+            elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr) \
+                    and ast.unparse(node.right) == "None":
+                node = node.left
+            else:
+                break
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):  # "Tensor"
+            return "Tensor" in node.value or node.value not in _CONTAINERS
+        if isinstance(node, ast.Subscript):  # list[Tensor], Tuple[Tensor, Tensor]: a container
+            node = node.value
+        return node is None or _last_name(node) not in _CONTAINERS
+
+    def _add(self, node: ast.AST, category: str, message: str) -> None:
+        line = getattr(node, "lineno", 0)
+        site = self.job.loop_site
+        in_loop = category in BREAK_CATEGORIES and bool(self.blocks or site)
+        if in_loop and self.blocks:
+            message += f"; {_LOOP_NOTE}"
+        elif in_loop:
+            message += (f"; called from inside a loop/try (line {site}): Dynamo skips the whole "
+                        "calling function (frame runs eagerly)")
+        old = self.found.get((line, category))
+        if old is None or (in_loop and not old[1]):
+            code = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
+            finding = StaticFinding(rule=rule_id(category), category=category, file=self.path,
+                                    line=line, code=code, function=self.job.label, message=message)
+            self.found[(line, category)] = (finding, in_loop)
+
+    # -- what is a tensor ------------------------------------------------------------------
+    def _is_self(self, node: ast.AST) -> bool:
+        return self.job.cls is not None and isinstance(node, ast.Name) and node.id == "self"
+
+    def _kind(self, node: ast.AST) -> bool | None:
+        """True: a tensor; False: surely not one (a number, shape, bool); None: unknown."""
+        if isinstance(node, (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set,
+                             ast.ListComp, ast.DictComp, ast.SetComp)):
+            return False
+        if isinstance(node, ast.Name):
+            return True if node.id in self.tensors else None
+        if isinstance(node, ast.Attribute):
+            if self._is_self(node.value):
+                return True if self.attrs.get(node.attr) == "tensor" else None
+            if node.attr in _META_ATTRS:
+                return False
+            return True if node.attr in ("T", "mT", "H", "data", "grad", "real", "imag") \
+                and self._kind(node.value) else None
+        if isinstance(node, (ast.Subscript, ast.Starred)):
+            return self._kind(node.value)
+        if isinstance(node, ast.UnaryOp):
+            return False if isinstance(node.op, ast.Not) else self._kind(node.operand)
+        if isinstance(node, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot, ast.In,
+                                                                 ast.NotIn)) for op in node.ops):
+            return False
+        if parts := _operands(node):  # any tensor operand makes a tensor
+            kinds = [self._kind(p) for p in parts]
+            return True if True in kinds else (False if all(k is False for k in kinds) else None)
+        if isinstance(node, ast.NamedExpr):
+            return self._kind(node.value)
+        if isinstance(node, ast.Call):
+            return self._call_kind(node)
+        return None
+
+    def _call_kind(self, node: ast.Call) -> bool | None:
+        func, qual = node.func, self._qual(node.func)
+        if qual:
+            if qual in _SCALAR_BUILTINS:
+                return False
+            if qual == "abs" and node.args:
+                return self._kind(node.args[0])
+            return True if qual.startswith("torch.") and _torch_returns_tensor(qual) else None
+        if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Attribute) \
+                and self._is_self(func.value.value):
+            return True  # self.layers[i](x): a submodule
+        if not isinstance(func, ast.Attribute):
+            return None
+        if self._is_self(func.value):  # a submodule, unless it is a method
+            known = self._method(self.job.cls, func.attr) or func.attr in _MODULE_METHODS
+            return None if known else True
+        if self._kind(func.value):
+            return not (func.attr in _SCALAR_METHODS or func.attr.startswith("is_"))
+        return None
+
+    def _tensor_test(self, test: ast.AST) -> bool:
+        """Python must turn this test into a bool, and its value comes from tensor data."""
+        if isinstance(test, ast.BoolOp):
+            return any(self._tensor_test(v) for v in test.values)
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self._tensor_test(test.operand)
+        return self._kind(test) is True
+
+    def _tensor_size(self, node: ast.AST) -> bool:
+        """``t.shape[i]``, ``t.size(i)``, ``t.size()[i]`` or ``len(t)`` of a tensor ``t``."""
+        if isinstance(node, ast.Subscript):
+            v = node.value
+            if isinstance(v, ast.Attribute) and v.attr == "shape":
+                return self._kind(v.value) is True
+            if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) \
+                    and v.func.attr == "size" and not v.args:
+                return self._kind(v.func.value) is True
+        if isinstance(node, ast.Call) and node.args:
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "size":
+                return self._kind(node.func.value) is True
+            if self._qual(node.func) == "len":
+                return self._kind(node.args[0]) is True
+        return False
+
+    # -- checks ----------------------------------------------------------------------------
+    def _check_test(self, node: ast.AST, test: ast.AST, what: str) -> None:
+        if self._tensor_test(test):
+            self._add(node, "data_dependent_branch",
+                      f"{what} on a tensor value: Dynamo cannot know which way to go, "
+                      "graph break (GB0170)")
+        if what == "`while`":
+            return
+        for cmp in ast.walk(test):
+            if isinstance(cmp, ast.Compare):
+                operands = [cmp.left, *cmp.comparators]
+                if any(map(self._tensor_size, operands)) and any(map(_is_int, operands)):
+                    self._add(node, "shape_branch",
+                              f"{what} on a tensor's size: not a break, but one compiled graph per "
+                              "shape seen (recompiles); use `dynamic=True` or `mark_dynamic`")
+                    return
+
+    def _check_loop_iter(self, node: ast.AST, it: ast.AST) -> None:
+        qual = self._qual(it.func) if isinstance(it, ast.Call) else None
+        sized = qual == "range" and any(self._tensor_size(n) for a in it.args for n in ast.walk(a))
+        if qual in ("enumerate", "reversed") and it.args:
+            it = it.args[0]
+        if sized or self._kind(it) is True:
+            self._add(node, "shape_loop",
+                      "loop over a tensor's size: not a break, the loop is unrolled per size: "
+                      "recompiles for every new size")
+
+    def _compile_guard(self, test: ast.AST) -> str | None:
+        """``if not torch.compiler.is_compiling():`` -> its body never runs under Dynamo.
+
+        Also ``if cond and not torch.compiler.is_compiling():``: one false operand of an ``and``
+        is enough to skip the body.
+        """
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and \
+                any(self._compile_guard(v) == "body" for v in test.values):
+            return "body"
+        neg = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        inner = test.operand if neg else test
+        qual = self._qual(inner.func) if isinstance(inner, ast.Call) else None
+        if qual and qual.startswith("torch.") and \
+                qual.rsplit(".", 1)[-1] in ("is_compiling", "is_dynamo_compiling"):
+            return "body" if neg else "orelse"
+        return None
+
+    def _is_logging(self, func: ast.AST) -> bool:
+        if not (isinstance(func, ast.Attribute) and func.attr in _LOG_LEVELS):
+            return False
+        obj = func.value
+        if self._qual(obj) == "logging" or self._is_get_logger(obj):
+            return True
+        if isinstance(obj, ast.Name):
+            return obj.id not in self.locals and obj.id in self.loggers
+        return isinstance(obj, ast.Attribute) and self._is_self(obj.value) and \
+            (obj.attr in _LOGGER_NAMES or self.attrs.get(obj.attr) == "logger")
+
+    def _follow(self, node: ast.Call) -> None:
+        """Queue the function this call runs, when it is defined in this file."""
+        func, job, hit = node.func, self.job, None
+        if isinstance(func, ast.Name) and func.id in self.nested:
+            hit = (job.cls, self.nested[func.id], f"{job.label}.{func.id}", False)
+        elif isinstance(func, ast.Name) and func.id in self.functions \
+                and func.id not in self.locals:
+            hit = (None, self.functions[func.id], func.id, False)
+        elif isinstance(func, ast.Attribute) and self._is_self(func.value):
+            if found := self._method(job.cls, func.attr):
+                hit = (job.cls, found[1], f"{found[0]}.{func.attr}", True)
+            elif (kind := self.attrs.get(func.attr, "")).startswith("class:"):
+                sub = kind[6:]
+                if found := self._method(sub, "forward"):
+                    hit = (sub, found[1], f"{found[0]}.forward", True)
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) \
+                and isinstance(func.value.func, ast.Name) and func.value.func.id == "super":
+            if found := self._method(job.cls, func.attr, skip=1):
+                hit = (job.cls, found[1], f"{found[0]}.{func.attr}", True)
+        if hit is None:
+            return
+        decorators = {self._qual(d.func if isinstance(d, ast.Call) else d)
+                      for d in hit[1].decorator_list}
+        if decorators & _DISABLE:
+            self._add(node, "explicit_break", f"`{_text(func)}` is wrapped in "
+                      "torch.compiler.disable: calling it is a graph break (GB0098)")
+            return
+        site = job.loop_site or (node.lineno if self.blocks else None)
+        outer = frozenset(self.tensors) if hit[1] in self.nested.values() else frozenset()
+        self.queue.append(_Job(*hit, site, outer))
+
+    # -- visitors --------------------------------------------------------------------------
+    def visit_Call(self, node: ast.Call) -> None:
+        func, qual = node.func, self._qual(node.func)
+        name = _text(func)
+        if isinstance(func, ast.Attribute) and qual is None and not node.args \
+                and not self._is_self(func.value):
+            if func.attr == "item":
+                self._add(node, "item", "`.item()` turns a tensor into a Python number: "
+                          "graph break (GB0124) and a device sync")
+            elif func.attr == "tolist":
+                self._add(node, "tolist_numpy", "`.tolist()` copies a tensor into Python "
+                          "numbers: graph break (GB0109) and a device sync")
+            elif func.attr == "numpy":
+                self._add(node, "tolist_numpy", "`.numpy()` leaves torch for NumPy: Dynamo can "
+                          "trace it through torch._numpy, so it may not break (the scan confirms)")
+        if self._is_logging(func):
+            self._add(node, "print", f"`{name}(...)` is a logging call Dynamo does not trace: "
+                      "graph break (GB0291)")
+        elif qual in ("print", "builtins.print"):
+            self._add(node, "print", "`print(...)` is Python I/O Dynamo cannot put in a graph: "
+                      "graph break (GB0059)")
+        elif qual == "warnings.warn":
+            self._add(node, "print", "`warnings.warn(...)` is a builtin Dynamo skips: graph "
+                      "break (GB0007)")
+        elif qual == "torch._dynamo.graph_break":
+            self._add(node, "explicit_break", "`torch._dynamo.graph_break()` forces a graph "
+                      "break (GB0025)")
+        elif qual and qual.startswith("numpy."):
+            self._add(node, "unsupported_call", f"`{name}(...)` is a NumPy call: Dynamo can "
+                      "trace some NumPy calls on tensors, so it may not break (the scan confirms)")
+        elif qual and qual.startswith("time."):
+            self._add(node, "unsupported_call", f"`{name}()` reads the host clock, which Dynamo "
+                      "does not trace: graph break (GB0007)")
+        elif qual and qual.startswith("random.") and qual.split(".")[-1] not in _RANDOM_TRACED:
+            self._add(node, "unsupported_call", f"`{name}()` is Python's random module, which "
+                      "Dynamo does not trace: graph break (GB0007); use `torch.rand`")
+        elif qual in ("float", "int") and node.args and self._kind(node.args[0]) is True:
+            self._add(node, "item", f"`{qual}(tensor)` turns a tensor into a Python number: "
+                      "graph break (GB0124) and a device sync")
+        else:
+            self._follow(node)
+        self.generic_visit(node)
+
+    def visit_If(self, node: ast.If) -> None:
+        guard = self._compile_guard(node.test)
+        if guard is None:
+            self._check_test(node, node.test, "`if`")
+        self.visit(node.test)
+        for stmt in (node.body if guard != "body" else []) + \
+                (node.orelse if guard != "orelse" else []):
+            self.visit(stmt)
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        self._check_test(node, node.test, "a conditional expression")
+        self.generic_visit(node)
+
+    def visit_While(self, node: ast.While) -> None:
+        self._check_test(node, node.test, "`while`")  # measured: the test itself is no loop break
+        self.visit(node.test)
+        self._in_block(node.body)
+        for stmt in node.orelse:
+            self.visit(stmt)
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self.visit(node.iter)
+        self._check_loop_iter(node, node.iter)
+        it = node.iter
+        if isinstance(it, ast.Call) and self._qual(it.func) == "enumerate" and it.args \
+                and isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2:
+            self._bind(node.target.elts[0], False)
+            self._bind(node.target.elts[1], self._kind(it.args[0]))
+        else:
+            self._bind(node.target, self._kind(it) if not isinstance(it, ast.Call) or
+                       self._qual(it.func) != "range" else False)
+        self._in_block(node.body)
+        for stmt in node.orelse:
+            self.visit(stmt)
+
+    visit_AsyncFor = visit_For
+
+    def visit_Try(self, node: ast.Try) -> None:
+        self._in_block(node.body)
+        for stmt in [*node.handlers, *node.orelse, *node.finalbody]:
+            self.visit(stmt)
+
+    visit_TryStar = visit_Try
+
+    def _in_block(self, body: list[ast.stmt]) -> None:
+        self.blocks += 1
+        for stmt in body:
+            self.visit(stmt)
+        self.blocks -= 1
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        # Dynamo rewrites `assert <tensor>[, "text"]` into torch._assert_async (no break);
+        # a computed message (f-string with values) defeats the rewrite.
+        if not _const_text(node.msg) and self._tensor_test(node.test):
+            self._add(node, "data_dependent_branch", "`assert` on a tensor with a computed "
+                      "message: Dynamo cannot rewrite it to torch._assert_async, graph break "
+                      "(GB0170)")
+        self.generic_visit(node)
+
+    def visit_comprehension(self, node: ast.comprehension) -> None:
+        self._check_loop_iter(node.iter, node.iter)
+        self.generic_visit(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        for target in node.targets:
+            self.visit(target)
+            if isinstance(target, (ast.Tuple, ast.List)) and isinstance(node.value, ast.Tuple) \
+                    and len(target.elts) == len(node.value.elts):
+                for t, v in zip(target.elts, node.value.elts):
+                    self._bind(t, self._kind(v))
+            else:
+                self._bind(target, self._kind(node.value))
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+            self._bind(node.target, self._kind(node.value))
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.visit(node.value)
+        if self._kind(node.value):
+            self._bind(node.target, True)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self.visit(node.value)
+        self._bind(node.target, self._kind(node.value))
+
+    def _bind(self, target: ast.AST, kind: bool | None) -> None:
+        """Record what a name now holds; an unknown value keeps what it held before."""
+        if isinstance(target, ast.Name):
+            if kind:
+                self.tensors.add(target.id)
+            elif kind is False:
+                self.tensors.discard(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self._bind(elt, kind)
+        elif isinstance(target, ast.Starred):
+            self._bind(target.value, kind)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.nested[node.name] = node  # linted only if called (see _follow)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        pass  # a class defined inside a function: not run by the call
+
+
+def lint_source(source: str, filename: str, *, only: str | None = None) -> list[StaticFinding]:
+    """Findings in ``source`` (sorted by line; one per line and category).
+
+    ``only``: a class (its ``forward``), ``Class.method`` or a module-level function to start
+    from instead of every nn.Module's ``forward``. Raises UsageError (one line) when the source
+    is not valid Python or ``only`` names nothing in it.
+    """
+    try:
+        with warnings.catch_warnings():  # the model's own SyntaxWarnings are not lint's to show
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source, filename=filename)
+    except SyntaxError as exc:
+        msg = " ".join(str(exc.msg).split())
+        raise UsageError(f"{filename}: not valid Python (line {exc.lineno}): {msg}") from None
+    except (RecursionError, MemoryError):
+        raise UsageError(f"{filename}: code nested too deeply to lint") from None
+    except ValueError as exc:  # e.g. null bytes
+        raise UsageError(f"{filename}: not valid Python: {' '.join(str(exc).split())}") from None
+    try:
+        return _Linter(tree, source, os.path.abspath(filename)).run(only)
+    except RecursionError:
+        raise UsageError(f"{filename}: code nested too deeply to lint") from None
+
+
+def lint_file(path: str | os.PathLike, *, only: str | None = None) -> list[StaticFinding]:
+    """Findings in the Python file at ``path`` (see lint_source).
+
+    UsageError (one line) for a missing file, a directory, undecodable text or a SyntaxError.
+    """
+    name = os.fspath(path)
+    if os.path.isdir(name):
+        raise UsageError(f"{name} is a directory, not a Python file")
+    try:
+        with open(name, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        raise UsageError(f"{name}: no such file") from None
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read {name}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        source = decode_source(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError, ValueError) as exc:
+        raise UsageError(f"{name}: not valid Python source text: "
+                         f"{' '.join(str(exc).split())}") from None
+    return lint_source(source, name, only=only)

@@ -1,0 +1,167 @@
+"""The rule catalogue: one rule per break category and per recompile cause.
+
+Like ruff's rules, each has a stable id, a name, why it hurts, the Dynamo registry ids it covers
+(from the matcher table in ``categories.py``), a generic before/after and the fixes breakscan can
+offer and verify (``fixes.py``). ``breakscan rules`` lists them, ``breakscan rules BS001`` explains
+one. A break no rule knows (``other``) still carries Dynamo's own hints and its registry link.
+
+The advice is checked against torch 2.13 (see ../shared/DYNAMO_NOTES.md and the sample models).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    category: str  # the break category (or recompile cause) this rule explains
+    name: str  # a short slug, e.g. "tensor-item"
+    title: str
+    why: str  # what it costs: sync, lost fusion, extra Python, recompiles
+    suggestion: str  # the advice shown with every break of this category
+    before: str
+    after: str
+    fixes: tuple[str, ...] = ()  # fix ids fixes.py can apply and verify
+    kind: str = "break"  # break | recompile
+
+    @property
+    def gb_ids(self) -> list[str]:
+        from .categories import RULES as MATCHERS
+
+        # In the matcher table's order: the most common id first.
+        return list(dict.fromkeys(m.gb_id for m in MATCHERS if m.category == self.category))
+
+
+CATALOGUE: tuple[Rule, ...] = (
+    Rule("BS001", "item", "tensor-item", "Tensor converted to a Python number",
+         why="`.item()` (also `float(t)`, `int(t)`) needs the value on the host: a device sync, "
+             "and Dynamo ends the graph there and resumes in a new one, so nothing fuses across "
+             "it and Python runs between the two graphs.",
+         suggestion="Keep the value as a 0-d tensor (e.g. `s = y.sum()` and use `s` in tensor "
+                    "math), or return it and call .item() outside the compiled region; if a "
+                    "Python scalar is really needed, `torch._dynamo.config.capture_scalar_outputs"
+                    " = True` keeps it in the graph.",
+         before="h = self.fc(x)\nself.last_mean = h.mean().item()\nreturn h",
+         after="h = self.fc(x)\nreturn h, h.mean()  # log mean.item() after the call",
+         fixes=("capture_scalar_outputs",)),
+    Rule("BS002", "data_dependent_branch", "tensor-branch",
+         "Python control flow on a tensor value",
+         why="`if` (or `while`, `and`/`or`, `assert`) on a tensor value needs the value on the "
+             "host to pick a side: a sync and a graph break; each side is compiled lazily as its "
+             "own resume function, only when taken.",
+         suggestion="Make it branchless: `torch.where(cond, a, b)` when both branches are "
+                    "tensors, `torch.cond(pred, true_fn, false_fn, operands)` for real control "
+                    "flow, or always apply the transform (clamp, nan_to_num) instead of testing "
+                    "for it.",
+         before="if h.sum() > 0:\n    h = h * 2\nelse:\n    h = h - 1",
+         after="h = torch.where(h.sum() > 0, h * 2, h - 1)  # both sides computed, no branch",
+         fixes=("torch_where",)),
+    Rule("BS003", "print", "print-in-forward", "print or logging call inside the compiled region",
+         why="Dynamo cannot put I/O in a graph: the graph ends before the call and resumes after "
+             "it, and printing a tensor also syncs to fetch its values.",
+         suggestion="Guard it with `if not torch.compiler.is_compiling(): ...`, move it out of "
+                    "forward, or add the function to "
+                    "`torch._dynamo.config.ignore_logging_functions`.",
+         before='h = self.fc(x)\nprint("norm", h.norm())\nreturn h',
+         after='h = self.fc(x)\nif not torch.compiler.is_compiling():\n'
+               '    print("norm", h.norm())  # eager runs only\nreturn h',
+         fixes=("print_guard",)),
+    Rule("BS004", "tolist_numpy", "tensor-to-python", "Tensor turned into a Python list or NumPy "
+         "array",
+         why="`.tolist()` of a float tensor breaks the graph (GB0109) and syncs; "
+             "`capture_scalar_outputs` does not help here on torch 2.13. (`t.numpy()` followed by "
+             "NumPy ops is traced through torch._numpy and does not break.)",
+         suggestion="Keep the data as tensors (index, `torch.unbind`, tensor ops) instead of "
+                    ".tolist()/.numpy(); do the conversion outside forward.",
+         before="scores = h.softmax(-1).tolist()\nreturn torch.tensor([max(r) for r in scores])",
+         after="return h.softmax(-1).amax(-1)"),
+    Rule("BS005", "dynamic_shape_op", "data-dependent-shape",
+         "Operator whose output shape depends on the data",
+         why="`nonzero`, boolean masks (`x[x > 0]`), `unique`… have a size known only after "
+             "running: by default Dynamo breaks before them.",
+         suggestion="Use a static-shape formulation (`torch.where(mask, x, 0)` instead of "
+                    "`x[mask]`, masked sums instead of nonzero), or set "
+                    "`torch._dynamo.config.capture_dynamic_output_shape_ops = True`.",
+         before="picked = h[h > 0]\nreturn picked.sum()",
+         after="return torch.where(h > 0, h, 0).sum()  # same value, static shape",
+         fixes=("capture_dynamic_output_shape_ops",)),
+    Rule("BS006", "unsupported_call", "untraceable-call", "Call Dynamo cannot trace",
+         why="`random`, `time`, C extensions and other skipped functions run in Python: the graph "
+             "ends before the call. A call before any tensor op is invisible to "
+             "`torch._dynamo.explain` (no prefix graph), breakscan still reports it.",
+         suggestion="Move the call out of forward, replace it with a torch equivalent "
+                    "(`torch.rand(())` for `random.random()`), wrap it with "
+                    "`torch.compiler.allow_in_graph` / a `torch.library.custom_op`, or exclude it "
+                    "with `torch.compiler.disable` (an explicit, cheaper break).",
+         before="scale = 1.0 + random.random() * 0.1\nreturn self.fc(x) * scale",
+         after="scale = 1.0 + torch.rand(()) * 0.1  # stays in the graph\nreturn self.fc(x) * scale"),
+    Rule("BS007", "explicit_break", "explicit-break", "Explicit graph break",
+         why="`torch._dynamo.graph_break()` (or a `torch.compiler.disable`d function) splits the "
+             "graph on purpose; left in by accident it costs a resume function and lost fusion.",
+         suggestion="Remove the `torch._dynamo.graph_break()` call unless the split is intended.",
+         before="h = self.fc1(x)\ntorch._dynamo.graph_break()\nreturn self.fc2(h)",
+         after="h = self.fc1(x)\nreturn self.fc2(h)"),
+    Rule("BS008", "frame_skipped", "break-in-loop-or-try", "Whole frame fell back to eager",
+         why="A break inside a `for`/`while` loop (GB7000) or a `try:` block cannot be resumed: "
+             "Dynamo skips the whole function, which then runs entirely in eager (explain shows "
+             "0 graphs for it).",
+         suggestion="A break inside a loop or try block makes Dynamo skip the entire function: "
+                    "move the breaking call out of the loop/try (or fix it, see its cause), so the "
+                    "rest of the function compiles again.",
+         before="for layer in self.layers:\n    x = layer(x)\n    print(x.norm())",
+         after="for layer in self.layers:\n    x = layer(x)\nreturn x  # report norms outside"),
+    Rule("BS009", "other", "other-break", "Other graph break",
+         why="Dynamo could not trace this construct; see its explanation, hints and registry page.",
+         suggestion="See Dynamo's explanation and hints below and the registry page for this id.",
+         before="", after=""),
+    Rule("BS101", "shape_branch", "shape-branch", "Branch on a tensor's shape", kind="recompile",
+         why="Not a break: Dynamo guards on the shape and compiles one graph per value it sees "
+             "(automatic dynamic shapes help only after the first recompile); past "
+             "`recompile_limit` (8) the frame silently runs eagerly.",
+         suggestion="Compile with `dynamic=True` (or `torch._dynamo.mark_dynamic(x, dim)` when "
+                    "the branch does not depend on that dimension), or make the branch a tensor "
+                    "op on the shape.",
+         before="if x.shape[0] > 8:\n    x = x * 0.5",
+         after="model = torch.compile(model, dynamic=True)  # one graph for every batch size",
+         fixes=("dynamic",)),
+    Rule("BS102", "global_mutation", "global-state", "Mutating global state in forward",
+         kind="recompile",
+         why="Not a break: `STATS['calls'] += 1` or `SEEN.append(...)` changes a guarded value, so "
+             "every call recompiles; after 8 calls the frame falls back to eager for good.",
+         suggestion="Keep counters and caches out of forward (in the caller), or in module "
+                    "buffers updated with tensor ops.",
+         before="CALLS['n'] += 1\nreturn self.fc(x)",
+         after="return self.fc(x)  # count calls in the training loop"),
+    Rule("BS103", "shape_loop", "loop-over-shape", "Python loop over a tensor's size",
+         kind="recompile",
+         why="Not a break: Dynamo unrolls Python loops. A loop over a constant `range(5)` just "
+             "makes a larger graph (more ops, longer compile); a loop over `range(x.shape[0])` "
+             "is unrolled for that size and recompiles for every new size.",
+         suggestion="Vectorise the loop body over the dimension (one op for the whole batch), or "
+                    "keep the trip count constant.",
+         before="rows = [self.fc(x[i]) for i in range(x.shape[0])]\nreturn torch.stack(rows)",
+         after="return self.fc(x)  # one op for the whole batch"),
+)
+
+RULES_BY_ID: dict[str, Rule] = {r.id: r for r in CATALOGUE}
+RULES_BY_CATEGORY: dict[str, Rule] = {r.category: r for r in CATALOGUE}
+RULE_IDS: dict[str, str] = {r.category: r.id for r in CATALOGUE}
+
+
+def rule_id(category: str) -> str:
+    return RULE_IDS.get(category, RULE_IDS["other"])
+
+
+def rule_for(category: str) -> Rule:
+    return RULES_BY_CATEGORY.get(category, RULES_BY_CATEGORY["other"])
+
+
+def find_rule(text: str) -> Rule | None:
+    """A rule by id (``BS001``, case-insensitive), name (``tensor-item``) or category (``item``)."""
+    key = text.strip().lower()
+    for rule in CATALOGUE:
+        if key in (rule.id.lower(), rule.name, rule.category):
+            return rule
+    return None

@@ -1,0 +1,245 @@
+"""breakscan.lint: the static pre-scan, checked against fixtures that state their own findings.
+
+Each ``tests/fixtures/lint/<case>.py`` marks every line lint must flag with a trailing
+``# expect: <category>[, <category>] [loop]`` comment (``[loop]``: the message must say the line
+is inside a loop/try); an optional ``# lint-only: NAME`` first line is passed as ``only``. Lint's
+(line, category) set must equal the expected set exactly, so a false positive fails as surely as
+a miss. The sample models are checked against their docstrings' ``Expected scan`` blocks.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from breakscan.errors import UsageError
+from breakscan.lint import BREAK_CATEGORIES, lint_file, lint_source
+from breakscan.rules import rule_id
+
+from conftest import FIXTURES, ROOT, SAMPLES, locate, sample_expectations
+
+LINT_FIXTURES = sorted((FIXTURES / "lint").glob("*.py"))
+EXPECT = re.compile(r"#\s*expect:\s*([\w ,]+?)\s*(\[loop\])?\s*$")
+LOOP_TEXT = "inside a loop/try"
+ALL_CATEGORIES = BREAK_CATEGORIES | {"shape_branch", "shape_loop"}
+
+
+def expected(path: Path) -> tuple[str | None, dict[tuple[int, str], bool]]:
+    """(only, {(line, category): inside a loop}) as the fixture's comments state them."""
+    text = path.read_text()
+    only = re.match(r"# lint-only: (\S+)", text)
+    found = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        m = EXPECT.search(line)
+        if m:
+            for category in m.group(1).split(","):
+                assert category.strip() in ALL_CATEGORIES, f"{path.name}:{number}: {category}"
+                found[(number, category.strip())] = bool(m.group(2))
+    return (only.group(1) if only else None), found
+
+
+@pytest.mark.parametrize("path", LINT_FIXTURES, ids=lambda p: p.stem)
+def test_fixture_findings_are_exactly_the_expected_ones(path):
+    only, want = expected(path)
+    findings = lint_file(path, only=only)
+    got = {(f.line, f.category) for f in findings}
+    assert sorted(got - want.keys()) == [], "false positives"
+    assert sorted(want.keys() - got) == [], "missed"
+    for f in findings:
+        assert (LOOP_TEXT in f.message) == want[(f.line, f.category)], f
+    lines = path.read_text().splitlines()
+    for f in findings:
+        assert f.rule == rule_id(f.category) and f.status == "static"
+        assert f.file == str(path) and os.path.isabs(f.file)
+        assert f.code == lines[f.line - 1].strip()
+        assert f.function and f.message and "\n" not in f.message
+    assert [(f.line, f.category) for f in findings] == sorted(got)  # sorted, no duplicates
+
+
+def test_fixtures_cover_every_pattern_and_loop_context():
+    cases = [expected(path)[1] for path in LINT_FIXTURES]
+    categories = {category for case in cases for _, category in case}
+    assert categories == ALL_CATEGORIES
+    looped = {category for case in cases for (_, category), loop in case.items() if loop}
+    assert {"print", "item", "explicit_break", "data_dependent_branch"} <= looped
+
+
+def test_function_names_say_where_the_finding_is():
+    by_line = {f.line: f.function for f in lint_file(FIXTURES / "lint" / "reachability.py")}
+    text = (FIXTURES / "lint" / "reachability.py").read_text().splitlines()
+    where = {text[line - 1].strip().split("  #")[0]: name for line, name in by_line.items()}
+    assert where == {
+        "return h.abs().max().item()": "rescale_factor",
+        "return x.tolist()": "Base.step",
+        'print("child step")': "Child.step",
+        "if h.mean() > 0:": "Block.inner",
+        "return t.numpy()": "Top.forward.local_helper",
+        "return super().forward(h) + h.sum().item()": "Top.second",
+    }
+
+
+def test_only_restricts_to_one_class_or_method(tmp_path):
+    path = FIXTURES / "lint" / "reachability.py"
+    assert {f.function for f in lint_file(path, only="Block")} == {"Block.inner"}
+    assert {f.function for f in lint_file(path, only="Top.first")} == {"Top.second"}
+    assert lint_file(path, only="NotAModule") != []  # asked for explicitly: linted
+    assert lint_file(path, only="Block.missing") == []  # a method not in this file
+    with pytest.raises(UsageError, match="no class or function named 'Nope'"):
+        lint_file(path, only="Nope")
+
+
+def test_relative_path_is_made_absolute(monkeypatch):
+    monkeypatch.chdir(SAMPLES)
+    (finding,) = lint_file("item_logging.py")
+    assert finding.file == str(SAMPLES / "item_logging.py")
+    assert lint_source("print(1)\n", "x.py") == []  # nothing outside a forward
+
+
+# -- the sample models -----------------------------------------------------------------------
+
+STATIC_LIMITS = {
+    "NestedBreak": "the `.item()` is in nested_helpers.py, a function imported from another "
+                   "file: lint reads one file and does not follow imports (the scan finds it)",
+}
+BROKEN = [e for e in sample_expectations()
+          if (e.facts.get("cause") or e.facts.get("category")) in BREAK_CATEGORIES]
+# The fixed twins (and the samples that are no break at all, e.g. a Python loop) — but not
+# rare_path.py's RarePathPrint, whose print only breaks for batches over 64.
+FIXED = [e for e in sample_expectations()
+         if e.facts["breaks"] == "0" and e.name != "RarePathPrint"]
+
+
+def test_a_break_on_a_path_not_taken_is_still_found():
+    (finding,) = [f for f in lint_file(SAMPLES / "rare_path.py", only="RarePathPrint")
+                  if f.category in BREAK_CATEGORIES]
+    assert (finding.category, finding.code) == ("print", 'print("large batch", x.shape)')
+
+
+@pytest.mark.parametrize("expect", [
+    pytest.param(e, marks=pytest.mark.xfail(strict=True, reason=STATIC_LIMITS[e.name]))
+    if e.name in STATIC_LIMITS else e for e in BROKEN], ids=str)
+def test_sample_break_is_found_on_its_line(expect):
+    category = expect.facts.get("cause") or expect.facts["category"]
+    file, line = locate(expect.facts["break_at"], expect.file)
+    findings = [f for f in lint_file(expect.file, only=expect.name)
+                if f.category in BREAK_CATEGORIES]
+    assert [(f.file, f.line, f.category) for f in findings] == [(str(file), line, category)]
+    skipped = expect.facts["category"] == "frame_skipped"
+    assert (LOOP_TEXT in findings[0].message) == skipped
+
+
+def test_samples_cover_the_break_categories_lint_knows():
+    covered = {e.facts.get("cause") or e.facts["category"] for e in BROKEN}
+    assert covered >= {"item", "print", "tolist_numpy", "data_dependent_branch",
+                       "explicit_break", "unsupported_call"}
+
+
+@pytest.mark.parametrize("expect", FIXED, ids=str)
+def test_fixed_twin_has_no_break_finding(expect):
+    findings = lint_file(expect.file, only=expect.name)
+    assert [f for f in findings if f.category in BREAK_CATEGORIES] == []
+
+
+def test_recompile_causes_in_samples_are_reported_as_such():
+    shape = lint_file(SAMPLES / "shape_branch.py", only="ShapeBranch")
+    assert [(f.category, f.code) for f in shape] == [("shape_branch", "if x.shape[0] > 8:")]
+    rows = lint_file(SAMPLES / "python_loop.py", only="LoopOverRows")
+    assert [(f.category, f.code) for f in rows] == [("shape_loop", "for row in x:")]
+
+
+# -- bad input: one-line UsageError, never anything else ------------------------------------
+
+def test_missing_file_directory_and_bad_python(tmp_path):
+    with pytest.raises(UsageError, match="no such file"):
+        lint_file(tmp_path / "nope.py")
+    with pytest.raises(UsageError, match="is a directory"):
+        lint_file(tmp_path)
+    bad = tmp_path / "bad.py"
+    bad.write_text("import torch\n\nclass Net(torch.nn.Module):\n    def forward(self x):\n")
+    with pytest.raises(UsageError, match=r"not valid Python \(line 4\)") as info:
+        lint_file(bad)
+    assert "\n" not in str(info.value) and str(bad) in str(info.value)
+    latin = tmp_path / "latin.py"
+    latin.write_bytes(b"x = '\xe9'\n")
+    with pytest.raises(UsageError, match="not valid Python source text"):
+        lint_file(latin)
+    with pytest.raises(UsageError, match="null"):
+        lint_source("x = 1\0\n", "nul.py")
+
+
+def test_source_encodings_and_line_endings(tmp_path):
+    path = tmp_path / "crlf.py"
+    path.write_bytes(b"# -*- coding: latin-1 -*-\r\nimport torch\r\nclass N(torch.nn.Module):\r\n"
+                     b"    def forward(self, x):\r\n        s = '\xe9'\r\n        print(s)\r\n")
+    (finding,) = lint_file(path)
+    assert (finding.line, finding.code) == (6, "print(s)")
+
+
+def test_deep_nesting_is_a_usage_error_not_a_crash():
+    source = ("import torch\nclass N(torch.nn.Module):\n    def forward(self, x):\n"
+              "        return " + "+".join(["x"] * 20000) + "\n")
+    try:
+        findings = lint_source(source, "deep.py")
+    except UsageError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert findings == []
+
+
+FRAGMENTS = ["x", "self", "h", ".item()", ".sum()", ".shape[0]", " > 0", " if ", " else ", "(",
+             ")", "print(", "torch.", "rand(1)", "np.", "random.random()", " and ", "not ",
+             "len(", "[", "]", ".size(1)", "lambda t: ", "*", ", ", ":=", "await ", "yield "]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60) | st.lists(st.sampled_from(FRAGMENTS), max_size=12).map("".join),
+       st.sampled_from(["if {}:\n            pass", "return {}", "for i in {}:\n            pass",
+                        "assert {}, f'{{x}}'", "y = {}", "while {}:\n            break"]))
+def test_any_text_lints_or_gives_a_usage_error(body, template):
+    """Random text in a forward: findings or a one-line UsageError (and no SyntaxWarning)."""
+    source = ("import torch\nimport numpy as np\nimport random\n"
+              "class N(torch.nn.Module):\n    def forward(self, x, h=None):\n        "
+              + template.format(body) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            lint_source(source, "fuzz.py")
+        except UsageError as exc:
+            assert "\n" not in str(exc)
+
+
+def test_real_code_never_crashes():
+    """Every class and function of some real files as the entry: findings or nothing."""
+    import json
+
+    files = [*SAMPLES.glob("*.py"), *(FIXTURES / "models").glob("*.py"),
+             *(FIXTURES / "third_party").glob("*.py"), *Path(json.__file__).parent.glob("*.py"),
+             ROOT / "breakscan" / "cli.py", ROOT / "breakscan" / "lint.py"]
+    for path in files:
+        source = path.read_text()
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        names = [n.name for n in tree.body
+                 if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))]
+        for name in [None, *names]:
+            lint_source(source, str(path), only=name)
+
+
+def test_lint_never_imports_torch():
+    code = ("import sys; from breakscan.lint import lint_file; "
+            f"lint_file({str(SAMPLES / 'tensor_branch.py')!r}); "
+            "assert 'torch' not in sys.modules, 'torch imported'; print('ok')")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr

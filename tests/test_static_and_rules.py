@@ -1,0 +1,78 @@
+"""The static section of a scan, `breakscan lint` and `breakscan rules` through the real CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from breakscan.categories import CATEGORIES
+from breakscan.rules import CATALOGUE, RULES_BY_CATEGORY, find_rule
+
+from conftest import SAMPLES, locate, run_cli
+
+RARE = f"{SAMPLES}/rare_path.py:RarePathPrint"
+
+
+@pytest.mark.parametrize("shape, status, graphs", [("8,16", "not exercised", 1),
+                                                     ("128,16", "break", 2)])
+def test_a_break_on_a_path_not_taken_is_not_exercised_until_it_is(shape, status, graphs):
+    proc = run_cli(RARE, "-s", shape, "-f", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["summary"]["graph_count"] == graphs
+    _, line = locate('print("large batch", x.shape)', SAMPLES / "rare_path.py")
+    (finding,) = [f for f in doc["static"] if f["category"] == "print"]
+    assert (finding["rule"], finding["line"], finding["status"]) == ("BS003", line, status)
+
+
+def test_static_findings_confirmed_by_the_run_are_marked_break():
+    proc = run_cli(f"{SAMPLES}/tensor_branch.py:TensorIf", "-s", "8,16", "-f", "json")
+    doc = json.loads(proc.stdout)
+    (finding,) = doc["static"]
+    assert (finding["category"], finding["status"]) == ("data_dependent_branch", "break")
+    assert finding["line"] == doc["breaks"][0]["line"]
+
+
+def test_terminal_shows_the_unexercised_break():
+    proc = run_cli(RARE, "-s", "8,16")
+    assert "not exercised by these inputs: a break waiting for other data" in proc.stdout
+
+
+def test_lint_cli_exit_codes_and_json(tmp_path):
+    proc = run_cli("lint", str(SAMPLES / "tensor_branch.py"), "-f", "json")
+    assert proc.returncode == 1  # a pattern that breaks
+    (finding,) = json.loads(proc.stdout)
+    assert (finding["rule"], finding["function"], finding["status"]) == (
+        "BS002", "TensorIf.forward", "static")
+    clean = run_cli("lint", str(SAMPLES / "shape_branch.py"), "--only", "NoShapeBranch")
+    assert clean.returncode == 0 and "0 finding(s) in 1 file(s)" in clean.stdout
+    folder = run_cli("lint", str(SAMPLES))
+    assert folder.returncode == 1 and "rare_path.py:29" in folder.stdout
+    missing = run_cli("lint", str(tmp_path / "nope.py"))
+    assert missing.returncode == 2 and missing.stderr.startswith("breakscan: error: ")
+
+
+def test_every_category_has_one_rule_and_every_rule_a_worked_example():
+    assert set(CATEGORIES) <= set(RULES_BY_CATEGORY)
+    assert len({r.id for r in CATALOGUE}) == len(CATALOGUE)
+    for rule in CATALOGUE:
+        assert rule.why and rule.suggestion and rule.title
+        if rule.category != "other":
+            assert rule.before and rule.after, rule.id
+            for example in (rule.before, rule.after):  # real Python: a forward's body
+                body = "\n".join("    " + line for line in example.splitlines())
+                compile(f"def forward(self, x, h):\n{body}\n", rule.id, "exec")
+    assert find_rule("bs002") is find_rule("tensor-branch") is find_rule("data_dependent_branch")
+    assert RULES_BY_CATEGORY["item"].gb_ids[:1] == ["GB0124"]
+
+
+def test_rules_cli():
+    listing = run_cli("rules")
+    assert listing.returncode == 0
+    assert all(rule.id in listing.stdout for rule in CATALOGUE)
+    one = run_cli("rules", "BS003")
+    assert one.returncode == 0
+    assert "is_compiling" in one.stdout and "GB0059" in one.stdout and "print_guard" in one.stdout
+    unknown = run_cli("rules", "BS999")
+    assert unknown.returncode == 2 and "no rule 'BS999'" in unknown.stderr

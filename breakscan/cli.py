@@ -34,6 +34,7 @@ class OutputFormat(str, Enum):
     sarif = "sarif"
     github = "github"
     markdown = "markdown"
+    html = "html"
 
 
 def make_console() -> Console:
@@ -76,8 +77,8 @@ def _emit(runs, fmt: OutputFormat, output: Optional[Path], *, quiet: bool, verbo
 
 def _check_output(output: Optional[Path], fmt: OutputFormat) -> None:
     if output is not None and fmt is OutputFormat.terminal:
-        raise UsageError("--output needs a file format: add --format json (or junit, sarif, "
-                         "github, markdown)")
+        raise UsageError("--output needs a file format: add --format json (or html, junit, "
+                         "sarif, github, markdown)")
     if output is not None and output.is_dir():
         raise UsageError(f"--output {output} is a directory; name a file")
 
@@ -132,6 +133,8 @@ def scan(
     output_format: OutputFormat = typer.Option(OutputFormat.terminal, "--format", "-f"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report here "
                                           "(with a file --format)."),
+    html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained HTML "
+                                        "report to this file."),
     timeout: float = typer.Option(DEFAULT_TIMEOUT_S, min=0, help="Stop a scan that takes longer "
                                   "than this many seconds (0: no limit); exit 3 with a partial "
                                   "report."),
@@ -176,6 +179,8 @@ def scan(
                 raise UsageError(f"cannot write {write_baseline}: {exc.strerror}") from None
         if run.result is not None or output_format is not OutputFormat.terminal:
             _emit([run], output_format, output, quiet=quiet, verbose=verbose, single=True)
+        if html is not None:
+            _write_html([run], html)
         if write_baseline is not None and run.error is None:
             make_console().print(f"wrote baseline {write_baseline}", highlight=False)
     except BreakscanError as exc:
@@ -184,6 +189,20 @@ def scan(
         _fail_run(run, debug)
     if run.exit_code:
         raise typer.Exit(run.exit_code)
+
+
+def _write_html(runs, path: Path, comparison=None) -> None:
+    from .report.html import to_html
+    from .report.json import write_atomic
+
+    if path.is_dir():
+        raise UsageError(f"--html {path} is a directory; name a file")
+    try:
+        write_atomic(path, to_html(runs, comparison=comparison))
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err.print(f"breakscan: wrote HTML report {path}", markup=False)
 
 
 def _fix(target: str, scan_kwargs: dict, result, timeout: float, memory_limit: Optional[int],
@@ -221,6 +240,8 @@ def check(
     output: Optional[Path] = typer.Option(None, "--output", "-o"),
     write_baseline: Optional[Path] = typer.Option(None, help="Record every scanned target as "
                                                   "the baseline."),
+    html: Optional[Path] = typer.Option(None, "--html", help="Also write one HTML page with a "
+                                        "row per model."),
     timeout: Optional[float] = typer.Option(None, min=0, help="Time limit per model in seconds "
                                             "(default: the config's 'timeout', else "
                                             f"{DEFAULT_TIMEOUT_S:g}; 0: none)."),
@@ -238,6 +259,8 @@ def check(
             save_baseline(write_baseline, [r.result for r in runs
                                            if r.result is not None and r.error is None])
         _emit(runs, output_format, output, quiet=quiet, verbose=False, single=False)
+        if html is not None:
+            _write_html(runs, html)
     except BreakscanError as exc:
         _fail(exc, debug)
     code = overall_exit_code(runs)
@@ -263,6 +286,8 @@ def compare(
     output_format: OutputFormat = typer.Option(OutputFormat.terminal, "--format", "-f",
                                                help="terminal or json"),
     output: Optional[Path] = typer.Option(None, "--output", "-o"),
+    html: Optional[Path] = typer.Option(None, "--html", help="Also write an HTML page: A vs B "
+                                        "and both reports."),
 ) -> None:
     """Scan and time two targets the same way, side by side, and compare their outputs."""
     from .compare import compare_targets
@@ -290,6 +315,8 @@ def compare(
                 write_atomic(output, text)
         if output_format is OutputFormat.terminal or output is not None:
             terminal.render_comparison(comparison, make_console())
+        if html is not None:
+            _write_html([comparison.a, comparison.b], html, comparison)
     except BreakscanError as exc:
         _fail(exc, False)
     code = max(comparison.a.exit_code, comparison.b.exit_code)

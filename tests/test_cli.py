@@ -87,3 +87,15 @@ def test_model_error_exit_3_and_debug_shows_the_traceback():
 def test_version():
     version = run_cli("--version")
     assert version.returncode == 0 and version.stdout.startswith("breakscan ")
+
+
+def test_html_option_writes_a_self_contained_page(tmp_path):
+    dest = tmp_path / "report.html"
+    proc = run_cli(ITEM, "-s", "8,16", "--html", str(dest), "-q")
+    assert proc.returncode == 0, proc.stderr
+    page = dest.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "LogInsideForward" in page
+    assert 'data-key="graph_count"' in page and "<script" not in page
+    assert f"wrote HTML report {dest}" in proc.stderr
+    same = run_cli(ITEM, "-s", "8,16", "--format", "html")
+    assert same.returncode == 0 and same.stdout.startswith("<!DOCTYPE html>")

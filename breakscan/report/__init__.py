@@ -35,4 +35,8 @@ def render_file_format(runs: list[ModelRun], fmt: str, *, single: bool) -> str:
         from .github import to_markdown
 
         return to_markdown(runs)
+    if fmt == "html":
+        from .html import to_html
+
+        return to_html(runs)
     raise ValueError(f"unknown format {fmt!r}")

@@ -1,0 +1,308 @@
+"""HTML report: one self-contained page (inline CSS and SVG, no script, nothing fetched).
+
+Renders finished :class:`ModelRun` results with the jinja2 template in ``templates/``; never
+runs a model and never imports torch. All model-derived text (targets, source lines, reasons,
+diffs) reaches the page through jinja2's autoescaping or pygments' own escaping; control
+characters are shown as ``\\xNN`` first, as the terminal report does.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
+from pygments import highlight, lex
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import DiffLexer, PythonLexer
+from pygments.token import STANDARD_TYPES
+
+from ..categories import REGISTRY_URL
+from ..result import Comparison, Fix, ModelRun, ScanResult
+from ..rules import rule_for
+from .terminal import _ms, _scrubbed, fix_numbers, printable, short_path
+
+TEMPLATE_DIR = Path(__file__).parent / "templates"
+GRAPH_COLOURS = 6  # CSS classes g0..g5 cycle over the graphs
+MAX_FULL_FILE_LINES = 600  # longer files show only windows around the marked lines
+WINDOW = 12  # lines of context either side of a marked line in a long file
+_PYGMENTS_STYLE = "default"
+_REGISTRY_PREFIX = REGISTRY_URL.split("{", 1)[0]
+
+
+@dataclass
+class SourceLine:
+    number: int
+    tokens: list[tuple[str, str]]  # (pygments css class, text): escaped by jinja
+    classes: list[str] = field(default_factory=list)
+    labels: list[tuple[str, str]] = field(default_factory=list)  # (text, href)
+    title: str = ""
+    gap_before: bool = False  # lines were left out above this one (long files)
+
+
+@dataclass
+class SourceView:
+    anchor: str
+    path: str
+    label: str
+    lines: list[SourceLine]
+
+
+def _environment() -> Environment:
+    env = Environment(loader=FileSystemLoader(str(TEMPLATE_DIR)),
+                      autoescape=select_autoescape(["html", "j2", "html.j2"],
+                                                   default_for_string=True, default=True),
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters["ms"] = lambda s: "-" if s is None else _ms(s)
+    env.filters["short"] = lambda p: short_path(p) if p else ""
+    return env
+
+
+def _css_class(ttype: Any) -> str:
+    while ttype not in STANDARD_TYPES:
+        ttype = ttype.parent
+    return STANDARD_TYPES[ttype]
+
+
+def _tokens_by_line(text: str) -> list[list[tuple[str, str]]]:
+    """Python source lexed once, split into lines; a token spanning lines is cut at each one."""
+    lines: list[list[tuple[str, str]]] = [[]]
+    for ttype, value in lex(text, PythonLexer(stripnl=False, ensurenl=False)):
+        cls = _css_class(ttype)
+        parts = value.split("\n")
+        for k, part in enumerate(parts):
+            if k:
+                lines.append([])
+            if part:
+                lines[-1].append((cls, part))
+    return lines
+
+
+def _highlight_diff(diff: str) -> Markup:
+    # pygments escapes &, <, >, " and ' in its output: the only Markup built from model text.
+    return Markup(highlight(printable(diff.rstrip("\n")), DiffLexer(),
+                            HtmlFormatter(nowrap=True)))
+
+
+def _is_user_file(path: str) -> bool:
+    norm = path.replace("\\", "/")
+    return not (path.startswith("<") or "site-packages" in norm or "dist-packages" in norm
+                or "/torch/" in norm or "/lib/python" in norm)
+
+
+def _split_location(loc: str) -> tuple[str, int] | None:
+    file, _, line = loc.rpartition(":")
+    return (file, int(line)) if file and line.isdigit() else None
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except (OSError, ValueError):
+        return None
+
+
+def _source_views(result: ScanResult, section: str) -> tuple[list[SourceView], dict[int, str]]:
+    """One view per user file the breaks and graphs touch; also each break's line anchor."""
+    files: list[str] = []
+    for brk in result.breaks:
+        if brk.owner == "user" and brk.file not in files:
+            files.append(brk.file)
+    graph_lines: dict[str, dict[int, list[int]]] = {}
+    for graph in result.graphs:
+        for loc in graph.source_lines:
+            parsed = _split_location(loc)
+            if parsed is None or not _is_user_file(parsed[0]):
+                continue
+            graph_lines.setdefault(parsed[0], {}).setdefault(parsed[1], []).append(graph.index)
+            if parsed[0] not in files:
+                files.append(parsed[0])
+    views: list[SourceView] = []
+    break_anchor: dict[int, str] = {}
+    for k, path in enumerate(files):
+        text = _read(path)
+        if text is None:
+            continue
+        anchor = f"{section}-f{k}"
+        tokens = _tokens_by_line(printable(text.replace("\r\n", "\n")))
+        if tokens and not tokens[-1]:
+            tokens.pop()
+        lines = [SourceLine(n, toks) for n, toks in enumerate(tokens, 1)]
+        marked: set[int] = set()
+        for n, graphs in graph_lines.get(path, {}).items():
+            if 1 <= n <= len(lines):
+                line = lines[n - 1]
+                line.classes += ["graph", f"g{graphs[0] % GRAPH_COLOURS}"]
+                line.title = ", ".join(f"graph {g}" for g in graphs)
+                marked.add(n)
+        for i, brk in enumerate(result.breaks, 1):
+            if brk.file != path or not 1 <= brk.line <= len(lines):
+                continue
+            line = lines[brk.line - 1]
+            if "brk" not in line.classes:
+                line.classes.append("brk")
+            line.labels.append((brk.category, f"#{section}-break-{i}"))
+            break_anchor[i] = f"{anchor}-L{brk.line}"
+            marked.add(brk.line)
+        if len(lines) > MAX_FULL_FILE_LINES:
+            keep = {n for m in marked for n in range(m - WINDOW, m + WINDOW + 1)}
+            kept, previous = [], 0
+            for line in lines:
+                if line.number in keep:
+                    line.gap_before = line.number != previous + 1
+                    kept.append(line)
+                    previous = line.number
+            lines = kept
+        views.append(SourceView(anchor, path, short_path(path), lines))
+    return views, break_anchor
+
+
+def _fix_view(fix: Fix) -> dict[str, Any]:
+    return {"fix": fix, "numbers": fix_numbers(fix),
+            "diff": _highlight_diff(fix.diff) if fix.diff else None}
+
+
+def _timing_chart(result: ScanResult) -> dict[str, Any] | None:
+    """Bars (median) with an IQR whisker for eager, compiled, fullgraph and each verified fix."""
+    t = result.timings
+    if t is None:
+        return None
+    bars: list[tuple[str, float, float | None, str]] = []
+    for name, timing, kind in (("eager", t.eager, "eager"), ("torch.compile", t.compiled, "compiled"),
+                               ("fullgraph=True", t.fullgraph, "fullgraph")):
+        if timing is not None:
+            bars.append((name, timing.median_s, timing.iqr_s, kind))
+    for fix in result.fixes:
+        if fix.verified and fix.after is not None and fix.after.compiled_s is not None:
+            bars.append((f"fixed ({fix.fix_id})", fix.after.compiled_s, None, "fixed"))
+    if not bars:
+        return None
+    label_w, plot_w, row_h, value_w = 170, 380, 30, 150
+    top = max(m + (q or 0) / 2 for _, m, q, _ in bars) or 1.0
+    rows = []
+    for k, (name, median, iqr, kind) in enumerate(bars):
+        y = 10 + k * row_h
+        w = max(1.0, median / top * plot_w)
+        row = {"name": name, "kind": kind, "y": y, "mid": y + 10, "x": label_w, "w": round(w, 1),
+               "text_x": label_w + plot_w + 8,
+               "value": _ms(median) + (f" ± {_ms(iqr)}" if iqr is not None else ""),
+               "whisker": None}
+        if iqr:
+            lo = max(0.0, median - iqr / 2) / top * plot_w + label_w
+            hi = (median + iqr / 2) / top * plot_w + label_w
+            row["whisker"] = {"x1": round(lo, 1), "x2": round(hi, 1)}
+        rows.append(row)
+    return {"width": label_w + plot_w + value_w + 8, "height": 10 + len(bars) * row_h,
+            "rows": rows}
+
+
+def _break_views(result: ScanResult, section: str,
+                 anchors: dict[int, str]) -> tuple[list[dict[str, Any]], list[Fix]]:
+    views, used = [], set()
+    for i, brk in enumerate(result.breaks, 1):
+        fixes = [f for f in result.fixes if f.file == brk.file and f.line == brk.line]
+        used.update(id(f) for f in fixes)
+        url = brk.doc_url if brk.doc_url and brk.doc_url.startswith(_REGISTRY_PREFIX) else None
+        views.append({"i": i, "anchor": f"{section}-break-{i}", "brk": brk,
+                      "rule": rule_for(brk.category), "url": url,
+                      "source_anchor": anchors.get(i),
+                      "chain": [f"{f.function}() {os.path.basename(f.file)}:{f.line}"
+                                for f in brk.call_chain],
+                      "fixes": [_fix_view(f) for f in fixes]})
+    return views, [f for f in result.fixes if id(f) not in used]
+
+
+def _section(run: ModelRun, k: int) -> dict[str, Any]:
+    anchor = f"model-{k}"
+    view: dict[str, Any] = {"anchor": anchor, "run": run, "target": printable(run.target),
+                            "error": printable(run.error) if run.error else None,
+                            "detail": printable(run.detail) if run.detail else ""}
+    if run.result is None:
+        return view
+    result: ScanResult = _scrubbed(run.result)
+    sources, anchors = _source_views(result, anchor)
+    breaks, other_fixes = _break_views(result, anchor, anchors)
+    t = result.timings
+    view.update({
+        "result": result, "sources": sources, "breaks": breaks,
+        "other_fixes": [_fix_view(f) for f in other_fixes],
+        "static": [f for f in result.static if f.status != "break"],
+        "chart": _timing_chart(result),
+        "partial": result.partial or run.partial,
+        "stopped_at": result.stopped_at or run.stage,
+        "stop_error": result.error or view["error"],
+        "fullgraph_speedup": (t.eager.median_s / t.fullgraph.median_s
+                              if t and t.eager and t.fullgraph and t.fullgraph.median_s else None),
+    })
+    return view
+
+
+def _status(run: ModelRun) -> str:
+    if run.result is None:
+        return f"error (exit {run.exit_code})"
+    if run.error is not None:
+        return "partial"
+    gate = run.result.gate
+    return "no gate" if gate is None else ("PASS" if gate.passed else "FAIL")
+
+
+def _comparison_rows(comparison: Comparison) -> list[tuple[str, str, str]]:
+    a, b = comparison.a.result, comparison.b.result
+
+    def timing(result: ScanResult | None, name: str) -> str:
+        value = getattr(result.timings, name, None) if result and result.timings else None
+        return f"{_ms(value.median_s)} ± {_ms(value.iqr_s)}" if value else "-"
+
+    def count(result: ScanResult | None, name: str) -> str:
+        return str(getattr(result.summary, name)) if result else "error"
+
+    rows = [("graphs", count(a, "graph_count"), count(b, "graph_count")),
+            ("root-cause breaks", count(a, "graph_break_count"), count(b, "graph_break_count")),
+            ("break records", count(a, "break_records"), count(b, "break_records")),
+            ("frames skipped", count(a, "frames_skipped"), count(b, "frames_skipped"))]
+    if (a and a.recompiles) or (b and b.recompiles):
+        rows.append(("recompiles", count(a, "recompile_count"), count(b, "recompile_count")))
+    rows += [("eager", timing(a, "eager"), timing(b, "eager")),
+             ("compiled", timing(a, "compiled"), timing(b, "compiled"))]
+    speed = [f"{r.timings.speedup:.2f}x" if r and r.timings and r.timings.speedup else "-"
+             for r in (a, b)]
+    rows.append(("speedup", speed[0], speed[1]))
+    return rows
+
+
+def _comparison_view(comparison: Comparison) -> dict[str, Any]:
+    out = comparison.outputs
+    if out is None:
+        verdict, cls = comparison.note or "outputs not compared", "warn"
+    elif out.match:
+        shared = ", same weights" if comparison.weights_shared else ""
+        verdict, cls = f"outputs: B matches A (max abs error {out.max_abs_error:.2e}{shared})", "ok"
+    else:
+        verdict, cls = f"outputs: B DIFFERS from A: {out.message or ''}", "bad"
+    return {"a": printable(comparison.a.target), "b": printable(comparison.b.target),
+            "a_name": printable(comparison.a.target.rpartition(":")[2]),
+            "b_name": printable(comparison.b.target.rpartition(":")[2]),
+            "rows": _comparison_rows(comparison), "verdict": printable(verdict), "cls": cls,
+            "note": printable(comparison.note) if comparison.note and out is not None else None,
+            "errors": [(printable(r.target), printable(r.error))
+                       for r in (comparison.a, comparison.b) if r.error]}
+
+
+def to_html(runs: list[ModelRun], *, title: str = "breakscan report",
+            comparison: Comparison | None = None) -> str:
+    """One self-contained HTML page for these runs (and, with ``comparison``, A vs B)."""
+    if not runs and comparison is not None:
+        runs = [comparison.a, comparison.b]
+    sections = [_section(run, k) for k, run in enumerate(runs, 1)]
+    overview = [{"anchor": s["anchor"], "target": s["target"], "status": _status(s["run"]),
+                 "summary": s["result"].summary if "result" in s else None} for s in sections]
+    template = _environment().get_template("report.html.j2")
+    return template.render(
+        title=printable(title), sections=sections, overview=overview,
+        comparison=_comparison_view(comparison) if comparison is not None else None,
+        pygments_css=Markup(HtmlFormatter(style=_PYGMENTS_STYLE).get_style_defs(".hl")),
+        graph_colours=GRAPH_COLOURS)

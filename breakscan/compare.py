@@ -35,9 +35,8 @@ def compare_targets(a: str, b: str, scan_kwargs: dict[str, Any], *, timeout: flo
 def outputs_of_both(a: str, b: str, scan_kwargs: dict[str, Any],
                     on_stage: Any) -> tuple[bool, Correctness | None, str | None]:
     """In the child: (B got A's weights, B's outputs vs A's, why not compared)."""
-    from .fixes import _eager_outputs
     from .load import load_target
-    from .measure import compare_outputs
+    from .measure import compare_outputs, eager_outputs
 
     kwargs = {k: v for k, v in scan_kwargs.items()
               if k not in ("timing", "vary_batch", "shapes", "verbose")}
@@ -51,6 +50,6 @@ def outputs_of_both(a: str, b: str, scan_kwargs: dict[str, Any],
     except (RuntimeError, KeyError):
         shared = False  # different parameters: compare anyway, both built from the same seed
     on_stage("eager run", None)
-    correctness = compare_outputs(_eager_outputs(first), _eager_outputs(second))
+    correctness = compare_outputs(eager_outputs(first), eager_outputs(second))
     note = None if shared else "parameters differ (names or shapes): B kept its own weights"
     return shared, correctness, note

@@ -12,7 +12,7 @@ import traceback
 _OWN_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
-def _default_skips() -> tuple[str, ...]:
+def non_user_prefixes() -> tuple[str, ...]:
     """Folders whose frames are never "the user's line": torch's and breakscan's own."""
     import importlib.util
 
@@ -46,7 +46,7 @@ class ModelError(BreakscanError):
 
 def user_frame_hint(exc: BaseException, skip_prefixes: tuple[str, ...] | None = None) -> str:
     """'at file:line' for the innermost frame of ``exc`` outside torch and breakscan."""
-    skip_prefixes = _default_skips() if skip_prefixes is None else skip_prefixes
+    skip_prefixes = non_user_prefixes() if skip_prefixes is None else skip_prefixes
     frames = traceback.extract_tb(exc.__traceback__)
     if isinstance(exc, SyntaxError) and exc.filename:
         return f" at {exc.filename}:{exc.lineno}"

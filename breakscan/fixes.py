@@ -227,19 +227,6 @@ def _free_name(path: Path) -> Path:
 # --- the child side: apply one fix and rescan ------------------------------------------------
 
 
-def _eager_outputs(loaded: Any) -> Any:
-    import contextlib
-
-    import torch
-
-    torch.manual_seed(0)
-    grad = contextlib.nullcontext() if loaded.training else torch.no_grad()
-    with grad:
-        out = loaded.fn(*loaded.args, **loaded.kwargs)
-    return torch.utils._pytree.tree_map(
-        lambda v: v.detach().clone() if isinstance(v, torch.Tensor) else v, out)
-
-
 def _forget_modules_in(folder: Path) -> None:
     """Drop modules imported from ``folder`` so the rewritten copies are imported instead."""
     for name, module in list(sys.modules.items()):
@@ -275,7 +262,7 @@ def scan_with_fix(target: str, scan_kwargs: dict[str, Any], request: dict[str, A
     import torch
 
     from .load import load_target
-    from .measure import compare_outputs
+    from .measure import compare_outputs, eager_outputs
     from .pipeline import TimingOptions, scan_loaded, shape_sets_for
 
     kwargs = dict(scan_kwargs)
@@ -284,7 +271,7 @@ def scan_with_fix(target: str, scan_kwargs: dict[str, Any], request: dict[str, A
     verbose = kwargs.pop("verbose", False)
     on_stage("load", None)
     original = load_target(target, **kwargs)
-    reference = _eager_outputs(original)
+    reference = eager_outputs(original)
     with tempfile.TemporaryDirectory(prefix="breakscan-fix-") as tmp:
         fixed = original
         if request["kind"] == "source":
@@ -296,7 +283,7 @@ def scan_with_fix(target: str, scan_kwargs: dict[str, Any], request: dict[str, A
         with torch._dynamo.config.patch(**request["config"]):
             result = scan_loaded(fixed, verbose=verbose, shape_sets=sets, timing=options,
                                  on_stage=on_stage)
-        same = compare_outputs(reference, _eager_outputs(fixed))
+        same = compare_outputs(reference, eager_outputs(fixed))
     return FixedScan(result=result, same_outputs=same)
 
 

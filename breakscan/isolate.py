@@ -124,9 +124,9 @@ def user_line_from_stack(stderr: str) -> str:
     """' at file:line in fn' for the innermost user frame of a faulthandler dump."""
     import sysconfig
 
-    from .errors import _default_skips
+    from .errors import non_user_prefixes
 
-    skips = _default_skips()
+    skips = non_user_prefixes()
     stdlib = sysconfig.get_paths()["stdlib"]
     for file, line, function in _STACK_LINE.findall(stderr):  # most recent call first
         in_stdlib = file.startswith(stdlib) and "-packages" not in file

@@ -79,6 +79,16 @@ def compare_outputs(expected: Any, actual: Any) -> Correctness:
                        message="; ".join(problems) or note)
 
 
+def eager_outputs(loaded: Any) -> Any:
+    """A loaded target's eager outputs (seeded, detached copies): the reference to compare with."""
+    torch.manual_seed(0)
+    grad = contextlib.nullcontext() if loaded.training else torch.no_grad()
+    with grad:
+        out = loaded.fn(*loaded.args, **loaded.kwargs)
+    return torch.utils._pytree.tree_map(
+        lambda v: v.detach().clone() if isinstance(v, torch.Tensor) else v, out)
+
+
 @contextlib.contextmanager
 def _quiet_stderr_fd():
     """The profiler's C++ side prints start/stop lines straight to fd 2: park them."""

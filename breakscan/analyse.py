@@ -9,6 +9,7 @@ Dynamo reported or split on it. Where explain's numbers differ from breakscan's,
 
 from __future__ import annotations
 
+import dataclasses
 import linecache
 import os
 import re
@@ -23,7 +24,7 @@ from . import categories
 from .breaklog import parse_break_message, split_reason
 from .capture import RawCapture
 from .result import (BreakRecord, CompiledFrame, Discrepancy, ExplainCounts, Frame, GraphInfo,
-                     RootBreak, Summary)
+                     LaterCall, RootBreak, Summary)
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 _OWN_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -41,10 +42,22 @@ def _library_dirs() -> tuple[str, ...]:
 
 
 _LIBRARY_DIRS = _library_dirs()
+_STDLIB_DIRS = tuple(sorted({os.path.abspath(d) + os.sep for d in (
+    sysconfig.get_paths().get("stdlib"), sysconfig.get_paths().get("platstdlib")) if d}))
 
 
 def is_torch_file(path: str) -> bool:
     return os.path.abspath(path).startswith(_TORCH_DIR)
+
+
+def is_stdlib_file(path: str) -> bool:
+    """Python's own library (``copy.py``, ``inspect.py``, ``logging``), not installed packages."""
+    if path.startswith("<frozen"):
+        return True
+    full = os.path.abspath(path)
+    parts = full.split(os.sep)
+    return full.startswith(_STDLIB_DIRS) and "site-packages" not in parts \
+        and "dist-packages" not in parts
 
 
 def owner_of(path: str) -> str:
@@ -79,17 +92,27 @@ def _source(file: str, line: int, fallback: str = "") -> str:
 
 
 def _root_frame(chain: list[Frame]) -> Frame | None:
+    """Where a break is reported: the innermost frame outside torch and the standard library.
+
+    ``copy.py:76 return copier(x)`` or ``inspect.py:241`` is never the line to act on when a
+    library or user frame called it; only a chain of torch and stdlib frames alone falls back to
+    its innermost non-torch frame.
+    """
+    for frame in reversed(chain):
+        if not is_torch_file(frame.file) and not is_stdlib_file(frame.file):
+            return frame
     for frame in reversed(chain):
         if not is_torch_file(frame.file):
             return frame
     return None
 
 
-def _owner(chain: list[Frame], root: Frame) -> str:
-    innermost = chain[-1] if chain else root
-    if is_torch_file(innermost.file) and "polyfills" not in innermost.file:
-        return "torch"
-    return owner_of(root.file)
+def user_frame(chain: list[Frame]) -> Frame | None:
+    """The innermost frame of the user's own code: where to act on a break inside a library."""
+    for frame in reversed(chain):
+        if owner_of(frame.file) == "user":
+            return frame
+    return None
 
 
 class _Roots:
@@ -111,9 +134,9 @@ class _Roots:
             hints: list[str], context: str, source: str, file: str, line: int,
             function: str, code: str) -> RootBreak:
         category = categories.categorize(gb_id, gb_type, explanation, context)
-        root_frame = Frame(file, line, function, code)
+        owner = owner_of(file)
         item = RootBreak(
-            owner=_owner(chain, root_frame), category=category, gb_id=gb_id, gb_type=gb_type,
+            owner=owner, category=category, gb_id=gb_id, gb_type=gb_type,
             file=file, line=line, code=_source(file, line, code), function=function,
             call_chain=chain, explanation=explanation, hints=list(hints),
             suggestion=categories.CATEGORIES[category].suggestion,
@@ -131,16 +154,150 @@ def _record_location(record: BreakRecord) -> tuple[list[Frame], Frame | None]:
     return chain, root
 
 
-def _mark_skipped(item: RootBreak, wrapper_gb_id: str | None) -> None:
+_SKIPPED_FRAME = re.compile(r"frame skipped: (?P<fn>\S+) \((?P<file>.+) line (?P<line>\d+)\)")
+
+
+def _enclosing_block(file: str, line: int) -> str | None:
+    """``try`` or ``with`` when ``line`` sits inside such a block of its function, else None."""
+    import ast
+
+    try:
+        tree = ast.parse(open(file, encoding="utf-8").read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    found = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(b.lineno <= line <= (b.end_lineno or b.lineno)
+                                             for b in node.body):
+            found = "try"
+        elif isinstance(node, ast.With) and node.lineno < line <= (node.end_lineno or 0) \
+                and found is None:
+            found = "with"
+    return found
+
+
+def _mark_skipped(item: RootBreak, record: BreakRecord | None,
+                  metric: CompiledFrame | None = None) -> None:
+    """Record how Dynamo fell back to eager at this break, in the words of its own cause."""
+    kind = record.skip_kind if record is not None else "metrics"
+    where = _SKIPPED_FRAME.search(record.raw) if record is not None else None
+    fn = where.group("fn") if where else (metric.name if metric else item.function)
+    fn = _RESUME.sub(lambda m: m.group("fn"), fn or "the function") + "()"
+    if where and (where.group("file"), int(where.group("line"))) != (item.file, item.line):
+        fn += f" ({os.path.basename(where.group('file'))}:{where.group('line')})"
+    if kind == "rest_of_frame":
+        # Not a skipped frame: the function is compiled up to the break and the rest of it runs
+        # eagerly. The summary's "frames skipped" (Dynamo's own metrics) does not count it.
+        item.skip_cause = (f"Dynamo cannot resume after this break: it compiled {fn} up to the "
+                           "last resumable point before it and ran the rest of the function "
+                           "eagerly")
+        item.skip_kind = kind
+        return
+    if kind == "loop":
+        cause = (f"the break is inside a for/while loop, where Dynamo cannot resume: it skipped "
+                 f"the whole function {fn}, which ran eagerly")
+    elif kind == "metrics":
+        reason = (metric.fail_reason or metric.fail_type or "") if metric else ""
+        cause = f"Dynamo skipped the whole function {fn} and ran it eagerly: {reason}".rstrip(": ")
+    else:
+        block = _enclosing_block(item.file, item.line)
+        inside = {"try": " (the break is inside a try block)",
+                  "with": " (the break is inside a with block)"}.get(block or "", "")
+        cause = (f"Dynamo could not resume from this break{inside}: it skipped the whole "
+                 f"function {fn}, which ran eagerly")
+    item.skip_cause = cause
+    item.skip_kind = kind
     if item.category != "frame_skipped":
         item.cause_category = item.category
         item.category = "frame_skipped"
-        cause = categories.CATEGORIES[item.cause_category]
-        item.suggestion = (categories.CATEGORIES["frame_skipped"].suggestion
-                           + f" The break itself is a {item.cause_category} break: "
-                           + cause.suggestion)
     item.frame_skipped = True
-    item.wrapper_gb_id = item.wrapper_gb_id or wrapper_gb_id
+    if record is not None:
+        item.wrapper_gb_id = item.wrapper_gb_id or record.wrapper_gb_id
+
+
+def _name_skipped_frames(items: list[RootBreak], frames: list[CompiledFrame]) -> None:
+    """Name the functions a non-resumable break made Dynamo skip, from its compilation metrics.
+
+    The log says only "Skipping the function"; the metrics rows say which functions fell back
+    (often wrappers above the break: a decorator whose call sits in a try block).
+    """
+    for item in items:
+        if item.skip_kind != "whole_frame":
+            continue
+        skipped = [f for f in frames if f.skipped and (f.fail_file, f.fail_line) ==
+                   (item.file, item.line)]
+        if not skipped:
+            continue
+        names = ", ".join(f"{_RESUME.sub(lambda m: m.group('fn'), f.name)}() "
+                          f"({os.path.basename(f.file)}:{f.first_line})" for f in skipped)
+        blocks = []
+        for f in skipped:  # where the skipped function's own line on the way sits in a block
+            for frame in item.call_chain:
+                if frame.file == f.file and frame.function == f.name:
+                    block = _enclosing_block(frame.file, frame.line)
+                    if block:
+                        blocks.append(f"{os.path.basename(frame.file)}:{frame.line} is inside "
+                                      f"a {block} block")
+        inside = f" ({'; '.join(blocks)})" if blocks else ""
+        item.skip_cause = (f"Dynamo could not resume from this break{inside}: it skipped "
+                           f"{names}, which ran eagerly")
+
+
+_GENERIC_HINTS = ("report an issue", "file an issue", "unlikely that Dynamo will ever",
+                  "graph break is fundamental", "Dynamo bug")
+
+
+def advice(item: RootBreak) -> str:
+    """What the reader can do about this break: never a pointer to text that is not there."""
+    category = item.cause_category if item.frame_skipped and item.cause_category \
+        else item.category
+    parts: list[str] = []
+    if item.frame_skipped:
+        block = _enclosing_block(item.file, item.line) if item.skip_kind == "whole_frame" \
+            else None
+        if item.skip_kind == "loop":
+            parts.append("Move the breaking call out of the loop (or fix it, below) so the "
+                         "function compiles again.")
+        elif block:
+            parts.append(f"Move the breaking call out of the {block} block (or fix it, below) "
+                         "so the function compiles again.")
+        else:
+            parts.append("Fix the break itself (below) so Dynamo can trace the function again.")
+    if category != "other":
+        parts.append(categories.CATEGORIES[category].suggestion)
+    else:
+        useful = [h for h in item.hints if not any(g in h for g in _GENERIC_HINTS)]
+        if useful:
+            parts.append(f"Dynamo's hint: {useful[0]}")
+        elif item.explanation:
+            parts.append(f"Dynamo: {item.explanation.splitlines()[0]}")
+        else:
+            parts.append(f"Dynamo gives no reason beyond `{item.gb_type}`: it could not step "
+                         f"the instruction at {os.path.basename(item.file)}:{item.line} "
+                         f"`{item.code}` and ended the graph it was building there.")
+    if item.sites and re.search(r"\b(np|numpy)\.", item.code):
+        parts.insert(0, f"The tested value comes from NumPy at {os.path.basename(item.file)}:"
+                        f"{item.line}, which Dynamo traces as a tensor: compute it with plain "
+                        "Python (e.g. the `math` module) when it does not depend on tensor data.")
+    elif item.sites:
+        parts.insert(0, f"All {len(item.sites)} branch(es) test the value computed at "
+                        f"{os.path.basename(item.file)}:{item.line}: make it a Python value "
+                        "there if it does not depend on tensor data, or keep the branches as "
+                        "tensor ops.")
+    if item.owner != "user":
+        if item.user_frame is not None:
+            f = item.user_frame
+            parts.append(f"Not your code: without editing the library, wrap your call at "
+                         f"{os.path.basename(f.file)}:{f.line} (`{f.code}`) with "
+                         "`torch.compiler.disable` (one explicit break instead of this one), "
+                         "or change how you call it.")
+        else:
+            parts.append("Not your code: decorate the calling function with "
+                         "`torch.compiler.disable` to keep it out of the compiled region.")
+    elif category == "other":
+        parts.append(f"If it cannot change, decorate {item.function or 'the function'}() with "
+                     "`torch.compiler.disable` (one explicit break instead).")
+    return " ".join(parts)
 
 
 def explain_counts(explain: Any, error: str | None) -> ExplainCounts:
@@ -238,6 +395,7 @@ def analyse(raw: RawCapture) -> tuple[Summary, ExplainCounts, list[GraphInfo], l
     records = [r for r in (parse_break_message(t) for t in raw.graph_break_logs) if r]
     roots = _Roots()
 
+    first_record: dict[int, BreakRecord] = {}
     for record in records:
         chain, frame = _record_location(record)
         if frame is None:
@@ -248,11 +406,12 @@ def analyse(raw: RawCapture) -> tuple[Summary, ExplainCounts, list[GraphInfo], l
                              explanation=record.explanation, hints=record.hints,
                              context=record.context, source="log", file=frame.file,
                              line=frame.line, function=frame.function, code=frame.code)
+            first_record[id(item)] = record
         elif not item.call_chain and chain:
             item.call_chain = chain
         item.records += 1
-        if record.frame_skipped:
-            _mark_skipped(item, record.wrapper_gb_id)
+        if record.skip_kind:
+            _mark_skipped(item, record)
 
     for reason in explain.break_reasons:
         chain = model_stack(reason["user_stack"])
@@ -285,17 +444,25 @@ def analyse(raw: RawCapture) -> tuple[Summary, ExplainCounts, list[GraphInfo], l
                                  line=frame.fail_line, function=frame.name, code="")
             elif "metrics" not in item.sources:
                 item.sources.append("metrics")
-            _mark_skipped(item, None)
+            if not item.frame_skipped:
+                _mark_skipped(item, None, metric=frame)
+
+    _name_skipped_frames(roots.items, frames)
+    merge_origins(roots, first_record)
 
     for frame in frames:
         if frame.is_resume and frame.resume_line is not None:
             for idx, item in enumerate(roots.items):
                 if any(f.file == frame.file and f.line == frame.resume_line
-                       for f in item.call_chain or [Frame(item.file, item.line, "")]):
+                       for f in (item.call_chain or [Frame(item.file, item.line, "")])
+                       + item.sites):
                     item.resume_functions.append(frame.name)
                     frame.break_index = idx
                     break
 
+    for item in roots.items:
+        item.user_frame = user_frame(item.call_chain) if item.owner != "user" else None
+        item.suggestion = advice(item)
     ordered = sorted(roots.items, key=lambda b: (_OWNER_RANK.get(b.owner, 3), not b.frame_skipped,
                                                  -b.graph_splits, b.file, b.line))
     for frame in frames:
@@ -311,6 +478,128 @@ def analyse(raw: RawCapture) -> tuple[Summary, ExplainCounts, list[GraphInfo], l
                       op_count=sum(g.op_count for g in graphs), frames_skipped=skipped)
     return summary, explain, graphs, ordered, frames, discrepancies(summary, explain, ordered,
                                                                     graphs)
+
+
+def _assignment_span(file: str, function: str, name: str, before: int) -> tuple[int, int] | None:
+    """Lines of the last assignment to ``name`` in ``function`` before line ``before``."""
+    import ast
+
+    try:
+        tree = ast.parse(open(file, encoding="utf-8").read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    span = None
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name != function \
+                or not fn.lineno <= before <= (fn.end_lineno or 0):
+            continue
+        for node in ast.walk(fn):
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and \
+                    node.lineno < before and any(
+                        isinstance(t, ast.Name) and t.id == name
+                        for t in (node.targets if isinstance(node, ast.Assign) else [node.target])):
+                if span is None or node.lineno > span[0]:
+                    span = (node.lineno, node.end_lineno or node.lineno)
+    return span
+
+
+def _origin(item: RootBreak, records: dict[int, BreakRecord], roots: _Roots,
+            depth: int = 0) -> Frame | None:
+    """Where the value a branch tests was computed, from Dynamo's provenance of the condition.
+
+    The first provenance line is the origin. A value that crossed an earlier break arrives as a
+    resume function's graph input: ``L_stack0_`` was on the stack at the break the resume
+    function continues from; ``L_<name>_`` is the variable's last assignment before the branch.
+    """
+    record = records.get(id(item))
+    if record is None or not record.provenance or depth > 4:
+        return None
+    first = record.provenance[0]
+    if (first.file, first.line) != (item.file, item.line) and not is_torch_file(first.file):
+        # The origin may itself be a branch on a value computed further back: follow it.
+        at_origin = next((o for o in roots.items if o is not item and o.file == first.file
+                          and o.line == first.line), None)
+        earlier = _origin(at_origin, records, roots, depth + 1) if at_origin else None
+        return earlier or Frame(first.file, first.line,
+                                _RESUME.sub(lambda m: m.group("fn"), first.function),
+                                _source(first.file, first.line, first.code))
+    resumed = _RESUME.match(first.function)
+    if not record.graph_inputs or resumed is None:
+        return None
+    function, at = resumed.group("fn"), int(resumed.group("line"))
+    name = record.graph_inputs[0][2:-1]
+    if re.fullmatch(r"stack\d+", name):
+        span = (at, at)
+    else:
+        span = _assignment_span(item.file, function, name, item.line)
+        if span is None:
+            return None
+    for other in roots.items:
+        if other is not item and other.file == item.file and span[0] <= other.line <= span[1]:
+            return _origin(other, records, roots, depth + 1) or \
+                Frame(other.file, other.line, other.function, other.code)
+    assigned = " ".join(linecache.getline(item.file, n) for n in range(span[0], span[1] + 1))
+    for other in roots.items:  # a branch whose value was computed by that same assignment
+        prov = records[id(other)].provenance if id(other) in records else []
+        if other is not item and prov and (
+                any(f.file == item.file and span[0] <= f.line <= span[1] for f in prov)
+                or re.search(rf"\b{re.escape(prov[0].function)}\s*\(", assigned)):
+            found = _origin(other, records, roots, depth + 1)
+            if found is not None:
+                return found
+    return Frame(item.file, span[0], function, _source(item.file, span[0]))
+
+
+def merge_origins(roots: _Roots, records: dict[int, BreakRecord]) -> None:
+    """Branches that test one value become one root cause at the line that computed it."""
+    origins = {id(item): _origin(item, records, roots) for item in roots.items
+               if item.category == "data_dependent_branch"}
+    merged: dict[tuple[str, int], RootBreak] = {}
+    keep: list[RootBreak] = []
+    for item in roots.items:
+        origin = origins.get(id(item))
+        if origin is None:
+            keep.append(item)
+            continue
+        site = Frame(item.file, item.line, item.function, item.code)
+        key = (origin.file, origin.line)
+        root = merged.get(key)
+        if root is None:
+            root = dataclasses.replace(
+                item, file=origin.file, line=origin.line, function=origin.function,
+                code=origin.code, owner=owner_of(origin.file), sites=[], records=0,
+                explain_reasons=0, resume_functions=[], sources=list(item.sources))
+            merged[key] = root
+            keep.append(root)
+        root.sites.append(site)
+        root.records += item.records
+        root.explain_reasons += item.explain_reasons
+        for source in item.sources:
+            if source not in root.sources:
+                root.sources.append(source)
+    roots.items[:] = keep
+
+
+def compare_calls(result: Any, later_raw: RawCapture) -> None:
+    """Set which captured calls each break appears on; add the breaks only later calls hit.
+
+    ``result`` describes the first call (summary, graphs, explain and the gate stay on it);
+    ``later_raw`` is the same model captured again after it has run.
+    """
+    summary, explain, _graphs, later_breaks, _frames, _gaps = analyse(later_raw)
+    later_keys = {(b.file, b.line) for b in later_breaks}
+    first_keys = {(b.file, b.line) for b in result.breaks}
+    for brk in result.breaks:
+        brk.calls = "every" if (brk.file, brk.line) in later_keys else "first_only"
+    extra = [b for b in later_breaks if (b.file, b.line) not in first_keys]
+    for brk in extra:
+        brk.calls = "later_only"
+    result.breaks.extend(extra)
+    result.later_call = LaterCall(
+        graph_count=summary.graph_count, graph_break_count=summary.graph_break_count,
+        explain_graph_count=explain.graph_count,
+        explain_graph_break_count=explain.graph_break_count,
+        first_only=sum(b.calls == "first_only" for b in result.breaks), later_only=len(extra))
 
 
 def _plural(n: int, word: str) -> str:

@@ -32,9 +32,20 @@ _HEADER = re.compile(
     r"in user code at (?P<file>.+):(?P<line>\d+)\s*$")
 _URL_ID = re.compile(r"/gb/gb(\d{4})\.html")
 _FILE_LINE = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+)(?:, in (?P<fn>.+))?$')
-_SKIP_MARKERS = ("Skipping the function and falling back to eager",
-                 "which results in a skip",
-                 "then skipping the rest of the function")
+_PROVENANCE = re.compile(r'# File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>[^,]+), '
+                         r'code: (?P<code>.*)$')
+_GRAPH_INPUT = re.compile(r": graph input \((?P<name>L_\w+)\)")
+# How Dynamo fell back to eager, from the reason's wording (symbolic_convert / convert_frame):
+SKIP_KINDS = (
+    # A break inside a for/while loop: the wrapping "graph break in loop" (GB7000) block.
+    ("loop", "graph break in loop"),
+    # The root frame could not handle the break at all (inside a try/with block, an
+    # unsupported bytecode, nothing resumable before it): the whole function runs eagerly.
+    ("whole_frame", "Skipping the function and falling back to eager"),
+    ("whole_frame", "which results in a skip"),
+    # Compiled up to the last resumable point; the rest of the function runs eagerly.
+    ("rest_of_frame", "then skipping the rest of the function"),
+)
 
 
 def _gb_id_from_registry(gb_type: str) -> str | None:
@@ -143,14 +154,18 @@ def parse_break_message(text: str) -> BreakRecord | None:
                 break
     user_stack = _parse_traceback(stack_lines)
 
-    frame_skipped = any(marker in text for marker in _SKIP_MARKERS)
+    skip_kind = next((kind for kind, marker in SKIP_KINDS if marker in text), None)
+    frame_skipped = skip_kind in ("loop", "whole_frame")
     if blocks:
         root = blocks[0]
         gb_type = root["gb_type"]
         gb_id = root["gb_id"] or _gb_id_from_registry(gb_type)
         wrapper = blocks[-1] if len(blocks) > 1 else None
         if wrapper and (wrapper["gb_id"] == "GB7000" or "loop" in wrapper["gb_type"]):
-            frame_skipped = True
+            frame_skipped, skip_kind = True, "loop"
+        provenance = [Frame(m.group("file"), int(m.group("line")), m.group("fn").strip(),
+                            m.group("code").strip())
+                      for m in map(_PROVENANCE.search, root["explanation"].splitlines()) if m]
         return BreakRecord(
             gb_id=gb_id, gb_type=gb_type, explanation=root["explanation"],
             hints=root["hints"], context=root["context"], header_file=header_file,
@@ -158,7 +173,9 @@ def parse_break_message(text: str) -> BreakRecord | None:
             frame_skipped=frame_skipped,
             wrapper_gb_id=(wrapper["gb_id"] or _gb_id_from_registry(wrapper["gb_type"]))
             if wrapper else None,
-            wrapper_gb_type=wrapper["gb_type"] if wrapper else None, raw=text)
+            wrapper_gb_type=wrapper["gb_type"] if wrapper else None, raw=text,
+            provenance=provenance, graph_inputs=_GRAPH_INPUT.findall(root["explanation"]),
+            skip_kind=skip_kind)
     # No structured block (old torch, or a reason Dynamo did not format): keep the reason line.
     reason = ""
     for line in body:
@@ -167,7 +184,7 @@ def parse_break_message(text: str) -> BreakRecord | None:
     return BreakRecord(gb_id=None, gb_type=reason or "unknown", explanation="", hints=[],
                        context="", header_file=header_file, header_line=header_line,
                        user_stack=user_stack, duplicate=duplicate, frame_skipped=frame_skipped,
-                       raw=text)
+                       raw=text, skip_kind=skip_kind)
 
 
 def split_reason(reason: str) -> dict:

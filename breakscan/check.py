@@ -32,7 +32,7 @@ else:  # pragma: no cover - Python 3.10
 
 SCAN_KEYS = {"input-shape": "input_shapes", "dtype": "dtype", "device": "device",
              "inputs": "inputs", "init-args": "init_args", "method": "method", "train": "train",
-             "vary-batch": "vary_batch", "shapes": "shapes"}
+             "vary-batch": "vary_batch", "shapes": "shapes", "dynamic-check": "dynamic_check"}
 GATE_KEYS = {"max-breaks", "max-graphs", "max-recompiles", "fail-on", "fullgraph", "baseline"}
 LIMIT_KEYS = {"timeout", "memory-limit"}  # how long / how much memory one model's scan may take
 

@@ -104,6 +104,10 @@ def scan(
     shapes: Optional[List[str]] = typer.Option(
         None, help="Also call it with these input shapes (repeatable; one value per call, "
         "inputs separated by spaces, e.g. --shapes 8,32) and report recompiles."),
+    dynamic_check: bool = typer.Option(
+        True, "--dynamic-check/--no-dynamic-check", help="With --vary-batch/--shapes: replay "
+        "the input sets with dynamic=True to show whether it removes the recompiles (sets with a "
+        "specialised size 0 or 1 are never replayed)."),
     time_it: bool = typer.Option(False, "--time", help="Also time eager vs torch.compile vs "
                                  "fullgraph=True and check compiled outputs against eager."),
     backend: str = typer.Option("inductor", help="torch.compile backend for --time."),
@@ -165,7 +169,8 @@ def scan(
         timing = dict(backend=backend, mode=mode, threads=threads) if time_it or fix else None
         scan_kwargs = dict(input_shapes=input_shape, dtype=dtype, device=device, inputs=inputs,
                            init_args=init_args, method=method, train=train, verbose=verbose,
-                           vary_batch=vary_batch, shapes=shapes, timing=timing)
+                           vary_batch=vary_batch, shapes=shapes, timing=timing,
+                           dynamic_check=dynamic_check)
         run = run_model(target, scan_kwargs, gate, timeout=timeout,
                         memory_limit_mb=memory_limit)
         if run.error is not None and run.exit_code != EXIT_MODEL_FAILED:
@@ -208,7 +213,7 @@ def _write_html(runs, path: Path, comparison=None) -> None:
 def _fix(target: str, scan_kwargs: dict, result, timeout: float, memory_limit: Optional[int],
          write: bool) -> None:
     """--fix: verify every proposed fix (progress on stderr), then --write the verified ones."""
-    from .fixes import verify_fixes, write_fixes
+    from .fixes import unfixed, verify_fixes, write_fixes
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -218,6 +223,7 @@ def _fix(target: str, scan_kwargs: dict, result, timeout: float, memory_limit: O
 
     result.fixes = verify_fixes(target, scan_kwargs, result, timeout=timeout,
                                 memory_limit_mb=memory_limit, on_fix=progress)
+    result.unfixed = unfixed(result, result.fixes)
     if write:
         for file in write_fixes(result.fixes):
             err.print(f"breakscan: rewrote {file} (backup beside it: .breakscan.bak)",

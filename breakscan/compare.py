@@ -39,7 +39,7 @@ def outputs_of_both(a: str, b: str, scan_kwargs: dict[str, Any],
     from .measure import compare_outputs, eager_outputs
 
     kwargs = {k: v for k, v in scan_kwargs.items()
-              if k not in ("timing", "vary_batch", "shapes", "verbose")}
+              if k not in ("timing", "vary_batch", "shapes", "verbose", "dynamic_check")}
     on_stage("load", None)
     first = load_target(a, **kwargs)
     second = load_target(b, **kwargs)

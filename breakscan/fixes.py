@@ -13,6 +13,7 @@ the child runs.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -37,6 +38,20 @@ SOURCE_FIXES = {"print": "print_guard", "data_dependent_branch": "torch_where",
                 "item": "print_guard"}  # an .item() whose value is only printed or logged
 # The rewriter's category for a break category (an .item() inside a print is a print to guard).
 _REWRITE_AS = {"item": "print"}
+# A Dynamo setting named in a break's hints, e.g. "Set torch._dynamo.config.allow_rnn=True".
+_HINTED_SETTING = re.compile(r"torch\._dynamo\.config\.(?P<name>\w+)\s*=\s*(?P<value>True|False|\d+)")
+
+
+def hinted_settings(brk: Any) -> list[tuple[str, Any]]:
+    """The Dynamo config values Dynamo itself suggests for this break (its hints), in order."""
+    found: list[tuple[str, Any]] = []
+    for text in list(brk.hints) + [brk.explanation]:
+        for m in _HINTED_SETTING.finditer(text or ""):
+            raw = m.group("value")
+            value: Any = raw == "True" if raw in ("True", "False") else int(raw)
+            if (m.group("name"), value) not in found:
+                found.append((m.group("name"), value))
+    return found
 
 
 @dataclass
@@ -87,49 +102,126 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
     for brk in result.breaks:
         category = brk.cause_category if brk.frame_skipped and brk.cause_category \
             else brk.category
-        for fix_id, (fix_category, setting, config) in SETTINGS.items():
-            if category == fix_category and (fix_id, None, None) not in seen:
+        settings = [(fix_id, setting, config) for fix_id, (fix_category, setting, config)
+                    in SETTINGS.items() if category == fix_category]
+        for name, value in hinted_settings(brk):  # what Dynamo's own hints name
+            if not any(name in config for _, _, config in settings) and \
+                    hasattr(_dynamo_config(), name):
+                settings.append((name, f"torch._dynamo.config.{name} = {value!r}",
+                                 {name: value}))
+        for fix_id, setting, config in settings:
+            if (fix_id, None, None) not in seen:
                 seen.add((fix_id, None, None))
                 plans.append(FixPlan(Fix(rule=rule_id(category), fix_id=fix_id, kind="setting",
                                          title=f"set {setting}", category=category,
-                                         setting=setting, before=before), config))
+                                         setting=setting, file=brk.file, line=brk.line,
+                                         before=before), config))
         fix_id = SOURCE_FIXES.get(category)
-        if fix_id is None or brk.owner != "user" or (fix_id, brk.file, brk.line) in seen:
-            continue
-        seen.add((fix_id, brk.file, brk.line))
-        fix = Fix(rule=rule_id(category), fix_id=fix_id, kind="source", title=fix_id,
-                  category=category, file=brk.file, line=brk.line, before=before)
-        plans.append(FixPlan(fix, {}))
-        if target_file is None or Path(brk.file).resolve().parent != target_file.parent:
-            if category in _REWRITE_AS:
-                plans.pop()
-                continue
-            fix.reason = ("refused: source fixes rewrite only files in the target's own folder "
-                          "(give the target as FILE.py:NAME)")
-            continue
-        try:
-            source = Path(brk.file).read_text(encoding="utf-8")
-        except OSError as exc:
-            fix.reason = f"refused: cannot read {brk.file}: {exc.strerror}"
-            continue
-        from .rewrite import propose_rewrite, unified_diff
-
-        rewrite = propose_rewrite(source, brk.line, _REWRITE_AS.get(category, category))
-        fix.title = rewrite.title
-        if rewrite.new_source is None and category in _REWRITE_AS:
-            plans.pop()  # the value is used, not only logged: the setting is the fix
-            continue
-        if rewrite.new_source is None:
-            fix.reason = f"refused: {rewrite.refused}"
-            continue
-        plans[-1].new_source = rewrite.new_source
-        fix.diff = unified_diff(source, rewrite.new_source, _display(brk.file))
+        if fix_id is not None and brk.owner == "user":
+            _plan_source(plans, seen, fix_id, category, brk.file, brk.line, None, target_file,
+                         before)
+        elif brk.owner != "user" and brk.user_frame is not None:
+            # A break inside a library: act at the user's own call into it, without editing
+            # the library (run that call eagerly; or hand it Python numbers from a loop).
+            callee = _callee_after(brk)
+            if callee:
+                _plan_source(plans, seen, "disable_call", category, brk.user_frame.file,
+                             brk.user_frame.line, callee, target_file, before)
+            _plan_source(plans, seen, "tolist_loop", category, brk.user_frame.file,
+                         brk.user_frame.line, None, target_file, before, quiet=True)
     if result.recompiles is not None and result.recompiles.recompiles:
         setting = "torch.compile(model, dynamic=True)"
         plans.append(FixPlan(Fix(rule=rule_id("shape_branch"), fix_id="dynamic", kind="setting",
                                  title=f"compile with {setting}", category="shape_branch",
                                  setting=setting, before=before), {}, dynamic=True))
     return plans
+
+
+def _callee_after(brk: Any) -> str | None:
+    """The function the user's line calls into on the way to the break (the next frame)."""
+    chain = brk.call_chain
+    for idx, frame in enumerate(chain[:-1]):
+        if frame is brk.user_frame or (frame.file, frame.line) == (brk.user_frame.file,
+                                                                   brk.user_frame.line):
+            return chain[idx + 1].function or None
+    return None
+
+
+def rewrite_for(fix_id: str, category: str, source: str, line: int, call: str | None) -> Any:
+    """The source rewrite behind a source fix id (also used again by ``--write``)."""
+    from .rewrite import propose_disable, propose_rewrite, propose_tolist_loop
+
+    if fix_id == "disable_call":
+        return propose_disable(source, line, call or "")
+    if fix_id == "tolist_loop":
+        return propose_tolist_loop(source, line)
+    return propose_rewrite(source, line, _REWRITE_AS.get(category, category))
+
+
+def _plan_source(plans: list[FixPlan], seen: set, fix_id: str, category: str, file: str,
+                 line: int, call: str | None, target_file: Path | None, before: FixMetrics,
+                 quiet: bool = False) -> None:
+    """Plan one source fix at ``file:line``; a refusal is kept with its reason unless quiet."""
+    if (fix_id, file, line) in seen:
+        return
+    seen.add((fix_id, file, line))
+    rule = rule_id(category)
+    fix = Fix(rule=rule, fix_id=fix_id, kind="source", title=fix_id, category=category,
+              file=file, line=line, before=before, call=call)
+    drop = quiet or category in _REWRITE_AS
+    if target_file is None or Path(file).resolve().parent != target_file.parent:
+        if not drop:
+            fix.reason = ("refused: source fixes rewrite only files in the target's own folder "
+                          "(give the target as FILE.py:NAME)")
+            plans.append(FixPlan(fix, {}))
+        return
+    try:
+        source = Path(file).read_text(encoding="utf-8")
+    except OSError as exc:
+        fix.reason = f"refused: cannot read {file}: {exc.strerror}"
+        plans.append(FixPlan(fix, {}))
+        return
+    from .rewrite import unified_diff
+
+    rewrite = rewrite_for(fix_id, category, source, line, call)
+    fix.title = rewrite.title
+    if rewrite.new_source is None:
+        if not drop:  # an .item() whose value is used, not only logged: the setting is the fix
+            fix.reason = f"refused: {rewrite.refused}"
+            plans.append(FixPlan(fix, {}))
+        return
+    fix.diff = unified_diff(source, rewrite.new_source, _display(file))
+    plans.append(FixPlan(fix, {}, new_source=rewrite.new_source))
+
+
+def _dynamo_config() -> Any:
+    """torch._dynamo.config, imported only when a hint names a setting (the parent stays light)."""
+    import torch._dynamo.config as config
+
+    return config
+
+
+def unfixed(result: ScanResult, fixes: list[Fix]) -> list[str]:
+    """``no fix proposed for #N: <why>`` for every break no fix was even tried for."""
+    out = []
+    for rank, brk in enumerate(result.breaks, 1):
+        places = {(brk.file, brk.line)} | ({(brk.user_frame.file, brk.user_frame.line)}
+                                           if brk.user_frame else set())
+        if any((f.file, f.line) in places for f in fixes):
+            continue
+        category = brk.cause_category if brk.frame_skipped and brk.cause_category \
+            else brk.category
+        if category in ("other", "unsupported_call", "explicit_break", "tolist_numpy"):
+            why = (f"breakscan has no automatic fix for a {category.replace('_', ' ')} break and "
+                   "Dynamo's hints name no setting; follow the advice above")
+        elif brk.owner != "user":
+            why = ("the break is in library code, which breakscan does not rewrite, and no "
+                   "setting applies; follow the advice above")
+        else:
+            why = "no rewrite applies to this line; follow the advice above"
+        out.append(f"no fix proposed for #{rank} ({brk.category} at "
+                   f"{_display(brk.file)}:{brk.line}): {why}")
+    return out
 
 
 def _display(path: str) -> str:
@@ -191,8 +283,6 @@ def write_fixes(fixes: list[Fix]) -> list[str]:
     Fixes of one file are applied from the bottom up, so each rewrite's line is still where the
     scan saw it. Returns the files written.
     """
-    from .rewrite import propose_rewrite
-
     by_file: dict[str, list[Fix]] = {}
     for fix in fixes:
         if fix.kind == "source" and fix.verified and fix.file:
@@ -202,8 +292,7 @@ def write_fixes(fixes: list[Fix]) -> list[str]:
         path = Path(file)
         source = path.read_text(encoding="utf-8")
         for fix in sorted(file_fixes, key=lambda f: f.line or 0, reverse=True):
-            rewrite = propose_rewrite(source, fix.line or 0,
-                                      _REWRITE_AS.get(fix.category, fix.category))
+            rewrite = rewrite_for(fix.fix_id, fix.category, source, fix.line or 0, fix.call)
             if rewrite.new_source is not None:
                 source = rewrite.new_source
                 fix.written = True
@@ -269,9 +358,9 @@ def scan_with_fix(target: str, scan_kwargs: dict[str, Any], request: dict[str, A
     timing = kwargs.pop("timing", None)
     vary_batch, shapes = kwargs.pop("vary_batch", None), kwargs.pop("shapes", None)
     verbose = kwargs.pop("verbose", False)
+    dynamic_check = kwargs.pop("dynamic_check", True)
     on_stage("load", None)
     original = load_target(target, **kwargs)
-    reference = eager_outputs(original)
     with tempfile.TemporaryDirectory(prefix="breakscan-fix-") as tmp:
         fixed = original
         if request["kind"] == "source":
@@ -282,8 +371,9 @@ def scan_with_fix(target: str, scan_kwargs: dict[str, Any], request: dict[str, A
         sets = shape_sets_for(fixed, vary_batch, shapes)
         with torch._dynamo.config.patch(**request["config"]):
             result = scan_loaded(fixed, verbose=verbose, shape_sets=sets, timing=options,
-                                 on_stage=on_stage)
-        same = compare_outputs(reference, eager_outputs(fixed))
+                                 on_stage=on_stage, dynamic_check=dynamic_check)
+        # After the scan, which must capture the fixed model's first call.
+        same = compare_outputs(eager_outputs(original), eager_outputs(fixed))
     return FixedScan(result=result, same_outputs=same)
 
 

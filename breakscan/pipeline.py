@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import torch
 
-from .analyse import analyse, python_version
+from .analyse import analyse, compare_calls, python_version
 from .capture import run_eager, run_explain
 from .errors import UsageError
 from .load import (LoadedTarget, describe_inputs, importable_folder, input_sets, load_target,
@@ -48,7 +48,7 @@ def _no_progress(stage: str, result: ScanResult | None) -> None:
 def scan_loaded(loaded: LoadedTarget, *, verbose: bool = False,
                 shape_sets: list[tuple[Any, ...]] | None = None,
                 timing: TimingOptions | None = None,
-                on_stage: OnStage | None = None) -> ScanResult:
+                on_stage: OnStage | None = None, dynamic_check: bool = True) -> ScanResult:
     """Capture and analyse a loaded target; ``shape_sets`` adds recompiles, ``timing`` timings.
 
     ``on_stage(name, result_so_far)`` is called as each stage starts (the result is None until
@@ -60,19 +60,29 @@ def scan_loaded(loaded: LoadedTarget, *, verbose: bool = False,
     static, lint_note = lint_model(loaded)
     executed: dict[str, set[int]] = {f.file: set() for f in static}
     with importable_folder(folder):
-        progress("eager run", None)
-        printed = run_eager(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
-                            label=label, executed=executed)
+        # The first call of the fresh model is the one users' first compiled call makes: capture
+        # it before anything else runs the model (a hook installed once, a warning issued once,
+        # a lazily built buffer all take a Python path only that call takes).
         progress("explain", None)
         raw = run_explain(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
                           verbose=verbose)
+        # Eagerly: the model's own failures get a clean one-line error; lines run are traced.
+        progress("eager run", None)
+        printed = run_eager(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
+                            label=label, executed=executed)
         result = _result(loaded, raw, printed)
+        progress("explain (later call)", result)
+        later = run_explain(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
+                            verbose=verbose)
+        compare_calls(result, later)
         result.static = cross_check(static, result, executed)
         if lint_note:
             result.notes.append(lint_note)
         if shape_sets:
             progress("recompiles", result)
-            result.recompiles = check_recompiles(loaded.fn, shape_sets, training=loaded.training)
+            result.recompiles = check_recompiles(
+                loaded.fn, shape_sets, training=loaded.training, dynamic_check=dynamic_check,
+                on_stage=lambda name: progress(name, result))
             result.summary.recompile_count = len(result.recompiles.recompiles)
         if timing:
             def timing_stage(name: str, report: TimingReport) -> None:
@@ -114,18 +124,46 @@ def lint_model(loaded: LoadedTarget) -> tuple[list[StaticFinding], str | None]:
 
 def cross_check(static: list[StaticFinding], result: ScanResult,
                 executed: dict[str, set[int]]) -> list[StaticFinding]:
-    """Mark each static finding: the run broke there, ran through it, or never reached it."""
+    """Mark each static finding: the run broke there, ran it eagerly in a frame Dynamo skipped,
+    ran through it, or never reached it."""
     import os
 
     broke = {(os.path.realpath(b.file), b.line) for b in result.breaks}
+    skipped = skipped_spans(result)
     for finding in static:
-        if (os.path.realpath(finding.file), finding.line) in broke:
+        where = os.path.realpath(finding.file)
+        if (where, finding.line) in broke:
             finding.status = "break"
+        elif any(file == where and first <= finding.line <= last for file, first, last in skipped):
+            finding.status = "not traced"
         elif finding.line in executed.get(finding.file, ()):
             finding.status = "ran"
         else:
             finding.status = "not exercised"
     return static
+
+
+def skipped_spans(result: ScanResult) -> list[tuple[str, int, int]]:
+    """(file, first line, last line) of every function Dynamo skipped (it ran eagerly)."""
+    import ast
+    import os
+
+    spans = []
+    for frame in result.frames:
+        if not frame.skipped or not frame.file or not os.path.isfile(frame.file):
+            continue
+        try:
+            tree = ast.parse(open(frame.file, encoding="utf-8").read())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                    node.name == frame.name.rpartition(".")[2] and \
+                    min([node.lineno] + [d.lineno for d in node.decorator_list]) \
+                    <= frame.first_line <= node.lineno:
+                spans.append((os.path.realpath(frame.file), node.lineno, node.end_lineno or
+                              node.lineno))
+    return spans
 
 
 def _result(loaded: LoadedTarget, raw: Any, printed: str) -> ScanResult:
@@ -148,12 +186,13 @@ def scan(target: str, *, input_shapes: list[str] | None = None, dtype: str = "fl
          method: str | None = None, train: bool = False, verbose: bool = False,
          vary_batch: str | list[int] | None = None,
          shapes: list[str] | None = None, timing: TimingOptions | None = None,
-         on_stage: OnStage | None = None) -> ScanResult:
+         on_stage: OnStage | None = None, dynamic_check: bool = True) -> ScanResult:
     """Scan ``FILE.py:NAME[.method]`` (or ``pkg.mod:NAME``) and return the result.
 
     ``vary_batch`` ("1,4,16") or ``shapes`` (["8,16", "8,32"], one string per input set, inputs
     separated by spaces) also call the compiled model with those inputs and report recompiles.
     ``timing`` (a :class:`TimingOptions`) also times eager vs compiled execution.
+    ``dynamic_check=False`` skips replaying recompiling input sets with ``dynamic=True``.
     Raises :class:`breakscan.errors.UsageError` (exit 2) or :class:`ModelError` (exit 3).
     Runs in this process; :func:`breakscan.isolate.run_isolated` runs it in a child process
     with a time limit, as the CLI does.
@@ -163,7 +202,7 @@ def scan(target: str, *, input_shapes: list[str] | None = None, dtype: str = "fl
                          inputs=inputs, init_args=init_args, method=method, train=train)
     sets = shape_sets_for(loaded, vary_batch, shapes)
     return scan_loaded(loaded, verbose=verbose, shape_sets=sets, timing=timing,
-                       on_stage=on_stage)
+                       on_stage=on_stage, dynamic_check=dynamic_check)
 
 
 def shape_sets_for(loaded: LoadedTarget, vary_batch: str | list[int] | None,

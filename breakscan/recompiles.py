@@ -100,25 +100,88 @@ def _run_sets(fn: Callable[..., Any], sets: list[tuple[Any, ...]], *, training: 
     return len(graphs), recompiles, limit_hits
 
 
+def _specialised_sets(sets: list[tuple[Any, ...]]) -> list[int]:
+    """Input sets with a size 0 or 1 where another set has a different size.
+
+    Dynamo always specialises sizes 0 and 1 (dynamic=True or not), so such a set compiles its
+    own graph whatever ``dynamic`` says: replaying it with dynamic=True can only confirm that.
+    """
+    shapes = [[tuple(a.shape) for a in args if isinstance(a, torch.Tensor)] for args in sets]
+    out = []
+    for index, these in enumerate(shapes):
+        for i, shape in enumerate(these):
+            for d, size in enumerate(shape):
+                varies = any(len(other) > i and len(other[i]) > d and other[i][d] != size
+                             for other in shapes)
+                if size in (0, 1) and varies and index not in out:
+                    out.append(index)
+    return out
+
+
 def check_recompiles(fn: Callable[..., Any], sets: list[tuple[Any, ...]], *,
-                     training: bool = False) -> RecompileReport:
-    """Exercise ``fn`` over ``sets`` as ``torch.compile`` would, then try ``dynamic=True``."""
+                     training: bool = False, dynamic_check: bool = True,
+                     on_stage: Callable[[str], None] | None = None) -> RecompileReport:
+    """Exercise ``fn`` over ``sets`` as ``torch.compile`` would, then try ``dynamic=True``.
+
+    The dynamic=True replay leaves out input sets with a specialised size 0 or 1 (Dynamo never
+    makes those dynamic) and is skipped when fewer than two sets remain or ``dynamic_check`` is
+    off (``--no-dynamic-check``).
+    """
     graphs, recompiles, limit_hits = _run_sets(fn, sets, training=training, dynamic=None)
     report = RecompileReport(
         input_sets=[[list(a.shape) for a in args if isinstance(a, torch.Tensor)] for args in sets],
         graph_count=graphs, recompiles=recompiles, limit_hits=limit_hits,
         recompile_limit=getattr(torch._dynamo.config, "recompile_limit",
                                 getattr(torch._dynamo.config, "cache_size_limit", None)))
-    if recompiles:
-        dyn_graphs, dyn_recompiles, _ = _run_sets(fn, sets, training=training, dynamic=True)
-        report.dynamic_graph_count = dyn_graphs
-        report.dynamic_recompile_count = len(dyn_recompiles)
-        report.suggestion = _suggest(report, recompiles, dyn_recompiles)
+    specialised = _specialised_sets(sets)
+    report.specialised_sets = specialised
+    if recompiles and not dynamic_check:
+        report.suggestion = "dynamic=True was not tried (--no-dynamic-check)."
+    elif recompiles:
+        replay = [args for i, args in enumerate(sets) if i not in specialised]
+        if len(replay) >= 2:
+            if on_stage:
+                on_stage("recompiles (dynamic=True replay)")
+            dyn_graphs, dyn_recompiles, _ = _run_sets(fn, replay, training=training,
+                                                      dynamic=True)
+            if len(replay) < len(sets):  # the graphs the specialised sets need anyway
+                base, base_recompiles, _ = _run_sets(fn, replay, training=training, dynamic=None)
+                report.dynamic_replayed = len(replay)
+                report.dynamic_graph_count = dyn_graphs
+                report.dynamic_recompile_count = len(dyn_recompiles)
+                report.suggestion = _suggest_partial(report, specialised, base_recompiles,
+                                                     dyn_recompiles)
+            else:
+                report.dynamic_graph_count = dyn_graphs
+                report.dynamic_recompile_count = len(dyn_recompiles)
+                report.suggestion = _suggest(report, recompiles, dyn_recompiles)
+        else:
+            report.suggestion = _specialised_note(report, specialised) + \
+                " dynamic=True was not replayed: it cannot change that."
     if limit_hits:
         report.suggestion = (report.suggestion or "") + (
             f" The recompile limit (torch._dynamo.config.recompile_limit = "
             f"{report.recompile_limit}) was hit: {', '.join(limit_hits)} now runs eagerly.")
     return report
+
+
+def _specialised_note(report: RecompileReport, specialised: list[int]) -> str:
+    shapes = "; ".join(" ".join("x".join(map(str, s)) for s in report.input_sets[i])
+                       for i in specialised)
+    return (f"Dynamo always specialises sizes 0 and 1: the input set(s) {shapes} compile their "
+            "own graph with or without dynamic=True (use torch._dynamo.mark_unbacked(x, dim) "
+            "or keep sizes >= 2 if that matters).")
+
+
+def _suggest_partial(report: RecompileReport, specialised: list[int],
+                     base: list[Recompile], dyn: list[Recompile]) -> str:
+    note = _specialised_note(report, specialised)
+    if len(dyn) < len(base):
+        return (f"{note} Over the other {report.dynamic_replayed} set(s), dynamic=True helps "
+                f"(verified: {len(base)} -> {len(dyn)} recompiles); or call "
+                "torch._dynamo.mark_dynamic(x, dim) on the varying dimension.")
+    return (f"{note} Over the other {report.dynamic_replayed} set(s), dynamic=True does not "
+            f"help ({len(dyn)} recompile(s) remain): Python code specialises on the shape.")
 
 
 def _suggest(report: RecompileReport, recompiles: list[Recompile],

@@ -10,7 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = "1.5"
+SCHEMA_VERSION = "1.6"
 
 
 @dataclass
@@ -43,6 +43,11 @@ class BreakRecord:
     wrapper_gb_id: str | None = None  # e.g. GB7000 "graph break in loop" around the real cause
     wrapper_gb_type: str | None = None
     raw: str = ""
+    # "The branch condition involves a tensor computed as follows:": the lines that computed
+    # the tested value, origin first; graph inputs name values that crossed an earlier break.
+    provenance: list[Frame] = field(default_factory=list)
+    graph_inputs: list[str] = field(default_factory=list)  # e.g. "L_stack0_"
+    skip_kind: str | None = None  # how Dynamo fell back to eager (see breaklog.SKIP_KINDS)
 
 
 @dataclass
@@ -102,6 +107,21 @@ class RootBreak:
     cause_category: str | None = None  # for frame_skipped: the category of the break inside
     wrapper_gb_id: str | None = None
     sources: list[str] = field(default_factory=list)  # which channels saw it: log, explain, metrics
+    # Which captured calls hit it: "every" (first and later), "first_only" (a lazy init, a
+    # warning issued once), "later_only" (a path the first call does not take).
+    calls: str = "every"
+    # For a break inside a library: the user's own line that calls into it (where to wrap,
+    # disable or change the call); None when the break is in the user's code or no user frame
+    # is on the stack.
+    user_frame: Frame | None = None
+    # Where the break's condition is tested, when that differs from where its value comes from:
+    # a branch on a value computed elsewhere is reported at the origin (``file``/``line``), and
+    # each branch that tests it is a site.
+    sites: list[Frame] = field(default_factory=list)
+    # What Dynamo did about this break and why, when it fell back to eager: a whole frame
+    # skipped (``frame_skipped``) or the rest of a function run eagerly.
+    skip_cause: str | None = None
+    skip_kind: str | None = None  # loop | whole_frame | rest_of_frame | metrics
 
     @property
     def graph_splits(self) -> int:
@@ -176,6 +196,8 @@ class RecompileReport:
     dynamic_graph_count: int | None = None  # the same sets replayed with dynamic=True
     dynamic_recompile_count: int | None = None
     suggestion: str | None = None
+    specialised_sets: list[int] = field(default_factory=list)  # indexes with a size 0/1
+    dynamic_replayed: int | None = None  # sets replayed with dynamic=True, when not all
 
 
 @dataclass
@@ -250,6 +272,7 @@ class Fix:
     after: FixMetrics | None = None
     outputs_match: bool | None = None  # fixed model's outputs vs the original's (same weights)
     max_abs_error: float | None = None
+    call: str | None = None  # disable_call: the library function whose call is wrapped
     written: bool = False  # applied to the user's file (--fix --write)
     backup: str | None = None  # where the original was saved when written
 
@@ -286,6 +309,18 @@ class Summary:
 
 
 @dataclass
+class LaterCall:
+    """The same model captured again after it has run (its steady state), for comparison."""
+
+    graph_count: int
+    graph_break_count: int  # root-cause breaks on that call
+    explain_graph_count: int | None
+    explain_graph_break_count: int | None
+    first_only: int  # breaks of the first call that this call no longer hits
+    later_only: int  # breaks only this call hits
+
+
+@dataclass
 class InputSpec:
     name: str
     shape: list[int] | None
@@ -314,9 +349,13 @@ class ScanResult:
     gate: GateResult | None = None
     static: list[StaticFinding] = field(default_factory=list)  # lint of the scanned source
     fixes: list[Fix] = field(default_factory=list)  # with --fix
+    unfixed: list[str] = field(default_factory=list)  # with --fix: "no fix proposed for #N: …"
     notes: list[str] = field(default_factory=list)  # degraded features, private-API gaps
     model_output: str = ""  # what the model printed while it was scanned
     dynamo_log: list[str] = field(default_factory=list)  # Dynamo's own warnings (shown with --verbose)
+    # Which call the summary, graphs and explain counts describe (the gate counts it).
+    captured_call: str = "first call of a freshly built model"
+    later_call: LaterCall | None = None
     partial: bool = False  # the scan stopped early: only the stages before stopped_at are filled
     stopped_at: str | None = None  # the stage that hung, crashed or raised
     error: str | None = None  # why it stopped (one line)
@@ -328,9 +367,10 @@ class ScanResult:
             brk["graph_splits"] = raw.graph_splits
         # Keep the documented key order: identity first, then the facts.
         order = ["schema_version", "target", "method", "torch_version", "python_version", "device",
-                 "training", "inputs", "summary", "explain", "discrepancies", "breaks", "graphs",
-                 "frames", "recompiles", "timings", "static", "fixes", "gate", "partial", "stopped_at", "error", "notes",
-                 "capture_seconds", "model_output", "dynamo_log"]
+                 "training", "inputs", "captured_call", "summary", "explain", "later_call",
+                 "discrepancies", "breaks", "graphs", "frames", "recompiles", "timings", "static",
+                 "fixes", "unfixed", "gate", "partial", "stopped_at", "error", "notes", "capture_seconds",
+                 "model_output", "dynamo_log"]
         return {key: data[key] for key in order}
 
 

@@ -59,21 +59,7 @@ def propose_rewrite(source: str, line: int, category: str) -> Rewrite:
     if handler is None:
         return Rewrite(category, line, title, None,
                        f"no source rewrite for {category}; see the settings fixes")
-    try:
-        tree = _Tree(source)
-    except Exception as exc:  # libcst.ParserSyntaxError, ValueError on NUL bytes, ...
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return Rewrite(category, line, title, None, f"source is not valid Python: {first}")
-    try:
-        title, new_module = handler(tree, line)
-        new_source = _with_torch_import(new_module).code
-        compile(new_source, "<rewrite>", "exec", dont_inherit=True)
-    except _Refuse as exc:
-        return Rewrite(category, line, title, None, str(exc))
-    except Exception as exc:  # a bug here must not take the scan down
-        return Rewrite(category, line, title, None,
-                       f"rewrite failed: {type(exc).__name__}: {exc}".splitlines()[0])
-    return Rewrite(category, line, title, new_source, None)
+    return _apply(source, line, title, category, handler)
 
 
 def unified_diff(old: str, new: str, path: str) -> str:
@@ -405,3 +391,92 @@ def _check_order(true, false) -> None:
         if _reads(a) & earlier or _reads(other[name]) & (earlier | before_in_false):
             raise _Refuse("a branch value reads a name assigned earlier in the branch; "
                           "rewrite by hand")
+
+
+# -- a break inside a library, acted on at the user's call -------------------------------------
+
+def propose_disable(source: str, line: int, callee: str) -> Rewrite:
+    """Wrap the call to ``callee`` on ``line`` in ``torch.compiler.disable(...)``.
+
+    For a break inside library code the user cannot edit: the library call then runs eagerly as
+    one explicit break, instead of breaking (or skipping frames) inside it. Never raises.
+    """
+    title = f"run `{callee}(...)` eagerly: wrap it in torch.compiler.disable"
+
+    def handler(t: _Tree, at: int) -> tuple[str, cst.Module]:
+        calls = [n for n in t.pos if isinstance(n, cst.Call) and t.covers(n, at)
+                 and _callee_name(n.func) == callee]
+        if not calls:
+            raise _Refuse(f"no call to `{callee}` on line {at}")
+        call = min(calls, key=t.depth)  # the outermost such call
+        wrapped = call.with_changes(func=cst.Call(
+            func=cst.parse_expression("torch.compiler.disable"), args=[cst.Arg(call.func)]))
+        return title, t.module.deep_replace(call, wrapped)
+
+    return _apply(source, line, title, "disable_call", handler)
+
+
+def propose_tolist_loop(source: str, line: int) -> Rewrite:
+    """``for t in <tensor>:`` -> ``for t in <tensor>.tolist():`` for the loop around ``line``.
+
+    Iterating over a tensor hands each step a 0-d tensor; a library that indexes, compares or
+    does arithmetic with it in Python then breaks. Python numbers do not. Offered only when the
+    loop variable is used on ``line`` (the call into the library); verified like any fix.
+    """
+    title = "iterate over Python numbers: `.tolist()` on the tensor the loop walks"
+
+    def handler(t: _Tree, at: int) -> tuple[str, cst.Module]:
+        loops = [n for n in t.pos if isinstance(n, cst.For) and t.covers(n, at)
+                 and isinstance(n.target, cst.Name)]
+        if not loops:
+            raise _Refuse(f"line {at} is not inside a `for NAME in ...` loop")
+        loop = max(loops, key=t.depth)
+        name = loop.target.value
+        statement = t.innermost((cst.SimpleStatementLine,), at)
+        if statement is None or name not in {n.value for n in _names(statement)}:
+            raise _Refuse(f"the loop variable `{name}` is not used on line {at}")
+        if isinstance(loop.iter, cst.Call) and _callee_name(loop.iter.func) in (
+                "range", "enumerate", "zip", "tolist"):
+            raise _Refuse(f"the loop does not walk a tensor (`{t.snippet(loop.iter)}`)")
+        new_iter = cst.Call(func=cst.Attribute(value=loop.iter, attr=cst.Name("tolist")))
+        return title, t.module.deep_replace(loop.iter, new_iter)
+
+    return _apply(source, line, title, "tolist_loop", handler, needs_torch=False)
+
+
+def _names(node: cst.CSTNode) -> list[cst.Name]:
+    found: list[cst.Name] = []
+
+    class _Collect(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.append(n)
+
+    node.visit(_Collect())
+    return found
+
+
+def _callee_name(func: cst.BaseExpression) -> str:
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    if isinstance(func, cst.Name):
+        return func.value
+    return ""
+
+
+def _apply(source: str, line: int, title: str, category: str, handler,
+           needs_torch: bool = True) -> Rewrite:
+    try:
+        tree = _Tree(source)
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return Rewrite(category, line, title, None, f"source is not valid Python: {first}")
+    try:
+        title, new_module = handler(tree, line)
+        new_source = (_with_torch_import(new_module) if needs_torch else new_module).code
+        compile(new_source, "<rewrite>", "exec", dont_inherit=True)
+    except _Refuse as exc:
+        return Rewrite(category, line, title, None, str(exc))
+    except Exception as exc:  # a bug here must not take the scan down
+        return Rewrite(category, line, title, None,
+                       f"rewrite failed: {type(exc).__name__}: {exc}".splitlines()[0])
+    return Rewrite(category, line, title, new_source, None)

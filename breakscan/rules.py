@@ -158,6 +158,24 @@ def rule_for(category: str) -> Rule:
     return RULES_BY_CATEGORY.get(category, RULES_BY_CATEGORY["other"])
 
 
+def finding_status(status: str, category: str) -> str:
+    """What a static finding's run status means, in words (terminal and HTML share this).
+
+    A recompile-cause rule (shape branch, global mutation, loop over a size) is never "a break
+    waiting for other data": it does not break, it recompiles.
+    """
+    recompile = rule_for(category).kind == "recompile"
+    return {
+        "break": "broke here in this run",
+        "ran": ("ran in this run (not a break: it recompiles when the guarded value changes)"
+                if recompile else "ran in this run without breaking (the scan confirms)"),
+        "not exercised": ("not exercised by these inputs" if recompile else
+                          "not exercised by these inputs: a break waiting for other data"),
+        "not traced": "not traced (frame skipped): Dynamo ran this function eagerly, so the "
+                      "scan says nothing about this line",
+    }.get(status, "")
+
+
 def find_rule(text: str) -> Rule | None:
     """A rule by id (``BS001``, case-insensitive), name (``tensor-item``) or category (``item``)."""
     key = text.strip().lower()

@@ -59,7 +59,7 @@ def test_crash_before_any_result_still_writes_a_report(tmp_path):
     doc = json.loads(dest.read_text())
     (model,) = doc["models"]
     assert (model["exit_code"], model["stage"], model["partial"], model["result"]) == \
-        (3, "eager run", False, None)
+        (3, "explain", False, None)
     assert "SIGSEGV" in model["error"]
 
 
@@ -67,7 +67,7 @@ def test_timeout_kills_the_processes_the_model_started(tmp_path):
     pidfile = tmp_path / "helper.pid"
     proc = run_cli(f"{M}:SpawnsAndHangs", "-s", "2,3", "--timeout", "10",
                    env={"BREAKSCAN_TEST_PIDFILE": str(pidfile)})
-    assert proc.returncode == 3 and "timed out after 10 s during eager run" in proc.stderr
+    assert proc.returncode == 3 and "timed out after 10 s during explain" in proc.stderr
     helper = pidfile.read_text()
     time.sleep(0.5)
     # Gone (or a zombie waiting for init to reap it): the whole group was killed, not just the
@@ -95,7 +95,7 @@ def test_check_isolates_every_model(tmp_path):
     proc = run_cli("check", "--config", str(config), "-f", "json")
     assert proc.returncode == 3  # the most severe of the runs
     hang, flips, item = json.loads(proc.stdout)["models"]
-    assert hang["exit_code"] == 3 and "timed out after 10 s during eager run" in hang["error"]
+    assert hang["exit_code"] == 3 and "timed out after 10 s during explain" in hang["error"]
     # capture_scalar_outputs=True turns .item() into a graph op: no break in that model ...
     assert flips["exit_code"] == 0 and flips["result"]["summary"]["graph_break_count"] == 0
     # ... but the next model starts with Dynamo's defaults again and its .item() breaks.

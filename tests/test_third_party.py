@@ -10,6 +10,7 @@ the same inputs, and every root-cause break points into the installed package, o
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 from pathlib import Path
 
@@ -17,16 +18,20 @@ import pytest
 
 from breakscan.isolate import run_isolated
 
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, ROOT, run_cli
 
 pytestmark = pytest.mark.slow
 
-if importlib.util.find_spec("transformers") is None:
-    if os.environ.get("BREAKSCAN_REQUIRE_TRANSFORMERS"):  # set by .ci/run: never skip there
-        raise ImportError("transformers is not installed but BREAKSCAN_REQUIRE_TRANSFORMERS is set")
-    pytest.skip("transformers is not installed", allow_module_level=True)
+for _package in ("transformers", "diffusers", "timm"):
+    if importlib.util.find_spec(_package) is None:
+        if os.environ.get("BREAKSCAN_REQUIRE_TRANSFORMERS"):  # set by .ci/run: never skip there
+            raise ImportError(f"{_package} is not installed but BREAKSCAN_REQUIRE_TRANSFORMERS "
+                              "is set")
+        pytest.skip(f"{_package} is not installed", allow_module_level=True)
 
 HF = FIXTURES / "third_party" / "hf_models.py"
+TIMM = FIXTURES / "third_party" / "timm_models.py"
+DDIM = FIXTURES / "third_party" / "ddim_loop.py"
 IDS = {"input_shapes": ["2,16"], "dtype": "int64"}
 
 # model -> (scan options, graphs, [(category, code fragment, file fragment)] of root-cause breaks)
@@ -88,3 +93,125 @@ def test_third_party_model(name):
         assert any(b.code == code and b.file.endswith(file) for b in result.breaks)
     if not expected_breaks:
         assert result.breaks == []
+
+
+# -- "Right on real library code": first call, origins, stdlib, skip causes, hint fixes --------
+
+def _installed(package: str, relative: str) -> Path:
+    """A file of an installed package, found without importing it (timm needs its stub)."""
+    return Path(importlib.util.find_spec(package).origin).parent / relative
+
+
+def _line_of(path: Path, code: str) -> int:
+    """The line of ``code`` in the installed file (exactly one), so versions are pinned by it."""
+    hits = [n for n, text in enumerate(path.read_text().splitlines(), 1) if text.strip() == code]
+    assert len(hits) == 1, (path, code, hits)
+    return hits[0]
+
+
+def _run(target: str, options: dict, timeout: float = 600):
+    os.chdir(ROOT)
+    run = run_isolated(target, options, timeout=timeout)
+    assert run.error is None, run.error
+    return run.result
+
+
+def test_gpt2_output_attentions_breaks_on_the_first_call_and_fails_fullgraph():
+    options = {"inputs": f"{HF}:gpt2_attn_inputs"}
+    result = _run(f"{HF}:gpt2", options)
+    capturing = _installed("transformers", "utils/output_capturing.py")
+    found = {(b.file, b.line, b.calls) for b in result.breaks}
+    assert found == {
+        (str(capturing), _line_of(capturing, "with _hook_installation_lock:"), "first_only"),
+        (str(capturing), _line_of(capturing, "module.register_forward_hook(output_capturing_hook)"),
+         "first_only")}
+    assert result.summary.graph_count == 2 and result.later_call.graph_count == 1
+    e = result.explain
+    assert (e.graph_count, e.graph_break_count, e.op_count, len(e.break_reasons)) == \
+        _explain_counts("gpt2", options)
+    proc = run_cli(f"{HF}:gpt2", "--inputs", f"{HF}:gpt2_attn_inputs", "--fullgraph", "-q")
+    assert proc.returncode == 1 and "FAIL: fullgraph" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_reformer_branches_merge_into_one_root_cause_at_np_lcm():
+    result = _run(f"{HF}:reformer", IDS)
+    model = _installed("transformers", "models/reformer/modeling_reformer.py")
+    (brk,) = result.breaks
+    code = "return np.lcm(config.lsh_attn_chunk_length, config.local_attn_chunk_length)"
+    assert (brk.file, brk.line, brk.code, brk.category) == (
+        str(model), _line_of(model, code), code, "data_dependent_branch")
+    pad = [n for n, t in enumerate(model.read_text().splitlines(), 1)
+           if t.strip() == "if must_pad_to_match_chunk_length:"]
+    assert [s.line for s in brk.sites] == [
+        _line_of(model, "input_shape[-1] % least_common_mult_chunk_length != 0"), *pad]
+    assert "math" in brk.suggestion
+    assert result.summary.graph_count == 2
+
+
+def test_whisper_generate_has_no_root_cause_in_the_standard_library():
+    import sysconfig
+
+    options = {"inputs": f"{HF}:whisper_inputs", "method": "generate"}
+    result = _run(f"{HF}:whisper", options)
+    stdlib = sysconfig.get_paths()["stdlib"]
+    assert result.breaks and not [b for b in result.breaks if b.file.startswith(stdlib)]
+    whisper = _installed("transformers", "models/whisper/generation_whisper.py")
+    code = "init_tokens = [copy.copy(init_tokens) for _ in languages]"
+    (copy_break,) = [b for b in result.breaks if b.code == code]
+    assert (copy_break.file, copy_break.line) == (str(whisper), _line_of(whisper, code))
+    assert copy_break.call_chain[-1].file.endswith("copy.py")  # the chain stays whole
+    assert (result.summary.graph_count, result.summary.graph_break_count) == (18, 13)
+    assert result.explain.graph_count == 18
+    for brk in result.breaks:  # every break says something to do
+        assert "See Dynamo's explanation" not in brk.suggestion
+
+
+def test_sequencer_lstm_fix_from_dynamos_hint_is_verified():
+    proc = run_cli(f"{TIMM}:sequencer", "-s", "1,3,32,32", "--fix", "--backend", "eager",
+                   "-f", "json", timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    sequencer = _installed("timm", "models/sequencer.py")
+    (brk,) = doc["breaks"]
+    assert (brk["file"], brk["line"], brk["gb_id"]) == (
+        str(sequencer), _line_of(sequencer, "v, _ = self.rnn_v(v)"), "GB0014")
+    assert brk["skip_kind"] == "rest_of_frame" and not brk["frame_skipped"]
+    assert doc["summary"]["frames_skipped"] == 0  # the summary and the break agree
+    (fix,) = [f for f in doc["fixes"] if f["fix_id"] == "allow_rnn"]
+    assert fix["verified"] and fix["outputs_match"] and fix["max_abs_error"] == 0.0
+    assert (fix["after"]["graph_count"], fix["after"]["breaks"]) == (1, 0)
+
+
+def test_ddim_loop_names_the_users_line_for_a_break_inside_the_scheduler():
+    from breakscan.fixes import plan_fixes
+
+    result = _run(f"{DDIM}:denoise", {"input_shapes": ["1,3,8,8"]})
+    ddim = _installed("diffusers", "schedulers/scheduling_ddim.py")
+    user_line = _line_of(DDIM, "x = self.scheduler.step(eps, t, x).prev_sample")
+    assert result.breaks
+    for brk in result.breaks:
+        assert brk.file == str(ddim) and brk.owner == "third_party"
+        assert (brk.user_frame.file, brk.user_frame.line) == (str(DDIM), user_line)
+        assert f"ddim_loop.py:{user_line}" in brk.suggestion
+    (skip,) = [b for b in result.breaks if b.frame_skipped]
+    assert (skip.code, skip.skip_kind) == ("alpha_prod_t = self.alphas_cumprod[timestep]", "loop")
+    assert skip.call_chain[-1].function == "step"  # in DDIMScheduler.step, not _get_variance
+    # The two branches on the previous timestep are one root cause where it is computed.
+    (branch,) = [b for b in result.breaks if b.category == "data_dependent_branch"]
+    prev = "prev_timestep = timestep - self.config.num_train_timesteps // self.num_inference_steps"
+    assert (branch.line, len(branch.sites)) == (_line_of(ddim, prev), 2)
+    plans = {p.fix.fix_id: p.fix for p in plan_fixes(f"{DDIM}:denoise", result)}
+    assert "for t in self.scheduler.timesteps.tolist():" in plans["tolist_loop"].diff
+    assert plans["disable_call"].call == "step"
+
+
+def test_wav2vec2_training_skip_cause_is_not_called_a_loop():
+    result = _run(f"{HF}:wav2vec2", {"input_shapes": ["2,1600"], "train": True})
+    model = _installed("transformers", "models/wav2vec2/modeling_wav2vec2.py")
+    code = "hidden_states.requires_grad = True"
+    (brk,) = [b for b in result.breaks if b.code == code]
+    assert (brk.file, brk.line) == (str(model), _line_of(model, code))
+    assert brk.frame_skipped and brk.skip_kind == "whole_frame"
+    assert "loop" not in brk.skip_cause and "wrapper()" in brk.skip_cause
+    assert "loop" not in brk.suggestion
+    assert result.summary.frames_skipped == sum(1 for f in result.frames if f.skipped) == 3

@@ -22,7 +22,7 @@ from pygments.token import STANDARD_TYPES
 
 from ..categories import REGISTRY_URL
 from ..result import Comparison, Fix, ModelRun, ScanResult
-from ..rules import rule_for
+from ..rules import finding_status, rule_for
 from .terminal import _ms, _scrubbed, fix_numbers, printable, short_path
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
@@ -58,6 +58,7 @@ def _environment() -> Environment:
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["ms"] = lambda s: "-" if s is None else _ms(s)
     env.filters["short"] = lambda p: short_path(p) if p else ""
+    env.filters["finding_status"] = lambda f: finding_status(f.status, f.category)
     return env
 
 

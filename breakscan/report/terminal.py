@@ -21,9 +21,15 @@ from rich.text import Text
 
 from ..categories import REGISTRY_URL
 from ..result import Comparison, Fix, ModelRun, RootBreak, ScanResult, StaticFinding
-from ..rules import Rule
+from ..rules import Rule, finding_status
 
 CONTEXT_LINES = 2
+CALLS_TEXT = {
+    "first_only": "first call only: a later call of the same model does not break here (a "
+                  "one-time Python path: lazy init, a hook or warning issued once)",
+    "later_only": "later calls only: the first call does not break here, a later call does "
+                  "(not counted by the gate, which judges the first call)",
+}
 
 
 def short_path(path: str) -> str:
@@ -54,6 +60,18 @@ def summary_line(result: ScanResult) -> Text:
         text.append(f" · speedup {t.speedup:.2f}x")
     if t is not None and t.correctness is not None and not t.correctness.match:
         text.append(" · OUTPUTS DIFFER", style="bold red")
+    return text
+
+
+def calls_line(result: ScanResult) -> str:
+    """Which call the counts describe, and how a later call of the same model differs."""
+    later = result.later_call
+    text = (f"captured: the {result.captured_call}; a later call: graphs {later.graph_count}, "
+            f"root-cause breaks {later.graph_break_count}")
+    if later.first_only:
+        text += f"; {later.first_only} break(s) on the first call only"
+    if later.later_only:
+        text += f"; {later.later_only} break(s) on later calls only (reported, not gated)"
     return text
 
 
@@ -102,9 +120,11 @@ def _break_panel(rank: int, brk: RootBreak) -> Panel:
     meta.append(brk.owner, style="yellow" if brk.owner != "user" else "green")
     meta.append("  Dynamo: ", style="dim")
     meta.append(brk.gb_type)
-    if brk.frame_skipped:
-        meta.append(f"\nthe whole frame ran eagerly (cause: {brk.cause_category})",
-                    style="bold red")
+    if brk.skip_cause:
+        meta.append(f"\n{brk.skip_cause}", style="bold red")
+    if brk.sites:
+        meta.append("\nthe value computed here is tested by the branch(es) at " + ", ".join(
+            f"{short_path(f.file)}:{f.line}" for f in brk.sites), style="bold")
     meta.append(f"\nsplits {brk.graph_splits} frame(s); {brk.records} log record(s), "
                 f"{brk.explain_reasons} explain reason(s)", style="dim")
     body.append(meta)
@@ -113,15 +133,19 @@ def _break_panel(rank: int, brk: RootBreak) -> Panel:
         chain = " → ".join(f"{f.function}() {os.path.basename(f.file)}:{f.line}"
                            for f in brk.call_chain)
         body.append(Text("call chain: ", style="dim") + Text(chain))
+    if brk.calls != "every":
+        body.append(Text(CALLS_TEXT[brk.calls], style="bold yellow"))
     if brk.explanation:
-        body.append(Text("why: ", style="dim") + Text(brk.explanation.splitlines()[0]))
-    for hint in brk.hints[:3]:
+        # The whole explanation: its later lines carry the provenance of a branch's value.
+        body.append(Text("why: ", style="dim") + Text(" ".join(brk.explanation.split())))
+    for hint in brk.hints:
         body.append(Text("hint: ", style="dim") + Text(hint))
+    if brk.user_frame is not None:
+        f = brk.user_frame
+        body.append(Text("your line: ", style="bold yellow") + Text(
+            f"{short_path(f.file)}:{f.line} in {f.function}() `{f.code}` calls into the "
+            f"{brk.owner.replace('_', '-')} code that breaks: act there"))
     body.append(Text("fix: ", style="bold green") + Text(brk.suggestion))
-    if brk.owner != "user":
-        body.append(Text("not your code: wrap the call with torch.compiler.disable, or add a "
-                         "logging function to torch._dynamo.config.ignore_logging_functions",
-                         style="yellow"))
     if brk.doc_url:
         body.append(Text(f"docs: {brk.doc_url}", style="dim"))
     return Panel(Group(*body), title=title, title_align="left", expand=True)
@@ -136,7 +160,8 @@ def _action_table(result: ScanResult) -> Table:
     table.add_column("owner", no_wrap=True)
     table.add_column("source", overflow="ellipsis", no_wrap=True, ratio=1, min_width=12)
     for rank, brk in enumerate(result.breaks, 1):
-        table.add_row(str(rank), brk.category, f"{short_path(brk.file)}:{brk.line}",
+        mark = {"first_only": " (1st call)", "later_only": " (later)"}.get(brk.calls, "")
+        table.add_row(str(rank), brk.category + mark, f"{short_path(brk.file)}:{brk.line}",
                       str(brk.graph_splits), brk.owner, brk.code)
     return table
 
@@ -156,7 +181,9 @@ def _render_recompiles(result: ScanResult, console: Console) -> None:
         for loc in rec.guard_lines:
             console.print(Text(f"    guard set by {short_path(loc)}", style="dim"))
     if report.dynamic_recompile_count is not None:
-        console.print(Text(f"  with dynamic=True: {report.dynamic_recompile_count} recompile(s), "
+        over = (f" (over the {report.dynamic_replayed} sets without a size 0/1)"
+                if report.dynamic_replayed else "")
+        console.print(Text(f"  with dynamic=True{over}: {report.dynamic_recompile_count} recompile(s), "
                            f"{report.dynamic_graph_count} graph(s)", style="dim"))
     if report.limit_hits:
         console.print(Text(f"  recompile limit hit: {', '.join(report.limit_hits)} fell back "
@@ -254,13 +281,12 @@ def _render_fixes(result: ScanResult, console: Console) -> None:
         if fix.written:
             console.print(Text(f"    written to {short_path(fix.file)} (backup "
                                f"{short_path(fix.backup)})", style="bold green"))
+    for line in result.unfixed:
+        console.print(Text(f"  {line}", style="yellow"))
 
 
-_STATUS = {"break": ("broke here in this run", "red"),
-           "ran": ("ran in this run without breaking", "dim"),
-           "not exercised": ("not exercised by these inputs: a break waiting for other data",
-                             "bold yellow"),
-           "static": ("", "")}
+_STATUS_STYLE = {"break": "red", "ran": "dim", "not exercised": "bold yellow",
+                 "not traced": "yellow"}
 
 
 def render_static(findings: list[StaticFinding], console: Console, *,
@@ -273,9 +299,9 @@ def render_static(findings: list[StaticFinding], console: Console, *,
         text = Text(f"  {f.rule} {f.category}", style="magenta")
         text.append(f"  {short_path(f.file)}:{f.line}  in {f.function}()")
         text.append(f"\n      {printable(f.code)}", style="cyan")
-        status, style = _STATUS.get(f.status, ("", ""))
+        status = finding_status(f.status, f.category)
         if status:
-            text.append(f"\n      {status}", style=style)
+            text.append(f"\n      {status}", style=_STATUS_STYLE.get(f.status, ""))
         text.append(f"\n      {printable(f.message)}", style="dim")
         console.print(text)
 
@@ -297,6 +323,8 @@ def render(result: ScanResult, console: Console, *, quiet: bool = False,
         e = result.explain
         console.print(Text(f"torch._dynamo.explain: graphs {e.graph_count}, graph_break_count "
                            f"{e.graph_break_count}, op_count {e.op_count}", style="dim"))
+    if result.later_call is not None:
+        console.print(Text(calls_line(result), style="dim"))
     if not result.breaks:
         console.print(Text("No graph breaks: Dynamo captured every frame it saw.",
                            style="bold green"))
@@ -312,7 +340,7 @@ def render(result: ScanResult, console: Console, *, quiet: bool = False,
         _render_recompiles(result, console)
     if result.timings is not None:
         _render_timings(result, console)
-    if result.fixes:
+    if result.fixes or result.unfixed:
         _render_fixes(result, console)
     if result.discrepancies:
         console.print(Text("Where explain and breakscan differ", style="bold"))

@@ -268,9 +268,17 @@ def advice(item: RootBreak) -> str:
     else:
         useful = [h for h in item.hints if not any(g in h for g in _GENERIC_HINTS)]
         if useful:
-            parts.append(f"Dynamo's hint: {useful[0]}")
+            parts.append(f"Dynamo's hint: {useful[0].rstrip('.')}.")
         elif item.explanation:
-            parts.append(f"Dynamo: {item.explanation.splitlines()[0]}")
+            parts.append(f"Dynamo: {item.explanation.splitlines()[0].rstrip('.')}.")
+        elif item.gb_type == "step_unsupported":
+            # explain's reason when Dynamo restarted after a failure further on and ended the
+            # graph at the last instruction it can resume from (symbolic_convert.step).
+            parts.append(f"Dynamo ended the graph at {os.path.basename(item.file)}:{item.line} "
+                         f"`{item.code}`, the last point in {item.function}() it can resume "
+                         "from, because tracing further on failed (for a `with` statement: a "
+                         "break inside its block); the break that failed is listed separately "
+                         "when Dynamo logged one.")
         else:
             parts.append(f"Dynamo gives no reason beyond `{item.gb_type}`: it could not step "
                          f"the instruction at {os.path.basename(item.file)}:{item.line} "

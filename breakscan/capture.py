@@ -231,19 +231,61 @@ def dynamo_session(*, training: bool, verbose: bool = False) -> Iterator[DynamoS
         clean_dynamo_state()
 
 
+def compile_within(fn: Callable[..., Any], owner: Any, method: str,
+                   **options: Any) -> Callable[..., Any]:
+    """``fn`` run eagerly with only ``owner.method`` compiled (``torch.compile(**options)``).
+
+    How users compile a transformers model for ``generate``: ``model.forward =
+    torch.compile(model.forward)``, the decoding loop itself staying in Python.
+    """
+    compiled = torch.compile(getattr(owner, method), **options)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        had = method in vars(owner)
+        previous = vars(owner).get(method)
+        setattr(owner, method, compiled)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if had:
+                setattr(owner, method, previous)
+            else:
+                delattr(owner, method)
+
+    return call
+
+
+def _explain_within(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                    owner: Any, method: str) -> Any:
+    """explain's output for the frames of ``owner.method`` only, while ``fn`` runs eagerly."""
+    from torch._dynamo.backends.debugging import ExplainWithBackend
+
+    recorder = ExplainWithBackend("eager")
+    compile_within(fn, owner, method, backend=recorder)(*args, **kwargs)
+    return recorder.output()
+
+
 def run_explain(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
-                training: bool = False, verbose: bool = False) -> RawCapture:
-    """Run ``torch._dynamo.explain(fn)(*args, **kwargs)`` once, recording everything else too."""
+                training: bool = False, verbose: bool = False,
+                compile_only: tuple[Any, str] | None = None) -> RawCapture:
+    """Run ``torch._dynamo.explain(fn)(*args, **kwargs)`` once, recording everything else too.
+
+    ``compile_only=(owner, method)`` captures only that method's frames while ``fn`` runs
+    eagerly (same records, same output type).
+    """
     explain_out = None
     explain_error = None
     with dynamo_session(training=training, verbose=verbose) as session, \
             bytecode_hook(session.notes) as events:
         start = time.perf_counter()
         try:
-            explain_out = torch._dynamo.explain(fn)(*args, **kwargs)
-        except Exception as exc:
-            # The eager run already succeeded, so this is Dynamo failing on the model; keep
-            # what the logs captured and report explain's failure rather than dying.
+            if compile_only is None:
+                explain_out = torch._dynamo.explain(fn)(*args, **kwargs)
+            else:
+                explain_out = _explain_within(fn, args, kwargs, *compile_only)
+        except (Exception, SystemExit) as exc:
+            # Dynamo failing on the model, or the model's own error (the eager run that follows
+            # gives that its clean one-line message); keep what the logs captured.
             explain_error = f"{describe(exc)}{user_frame_hint(exc)}"
         seconds = time.perf_counter() - start
         metrics = read_metrics(session.notes)

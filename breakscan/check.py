@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .errors import EXIT_GATE_FAILED, EXIT_OK, UsageError
 from .gate import GateConfig, baseline_for, evaluate, parse_categories, read_baseline
@@ -56,12 +56,14 @@ def gate_config(values: dict[str, Any], *, target: str, where: str) -> GateConfi
 
 def run_model(target: str, scan_kwargs: dict[str, Any], gate: GateConfig | None, *,
               timeout: float | None = DEFAULT_TIMEOUT_S,
-              memory_limit_mb: int | None = None) -> ModelRun:
+              memory_limit_mb: int | None = None,
+              on_stage: Callable[[str], None] | None = None) -> ModelRun:
     """Scan (in a child process) and gate one target; a failure becomes the run's exit code.
 
     An unfinished scan keeps its partial result and is not gated.
     """
-    run = run_isolated(target, scan_kwargs, timeout=timeout, memory_limit_mb=memory_limit_mb)
+    run = run_isolated(target, scan_kwargs, timeout=timeout, memory_limit_mb=memory_limit_mb,
+                       on_stage=on_stage)
     if run.error is not None or run.result is None:
         return run
     if gate is not None and gate.active:

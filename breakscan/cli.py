@@ -7,8 +7,10 @@ users type and CI scripts call stays short. Exit codes: 0 ok (gate passed), 1 ga
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import time
 import traceback
 from enum import Enum
 from pathlib import Path
@@ -171,8 +173,10 @@ def scan(
                            init_args=init_args, method=method, train=train, verbose=verbose,
                            vary_batch=vary_batch, shapes=shapes, timing=timing,
                            dynamic_check=dynamic_check)
-        run = run_model(target, scan_kwargs, gate, timeout=timeout,
-                        memory_limit_mb=memory_limit)
+        with live_status(target, enabled=not quiet and output_format is OutputFormat.terminal
+                         and output is None) as on_stage:
+            run = run_model(target, scan_kwargs, gate, timeout=timeout,
+                            memory_limit_mb=memory_limit, on_stage=on_stage)
         if run.error is not None and run.exit_code != EXIT_MODEL_FAILED:
             _fail_run(run, debug)  # bad input: nothing ran, nothing to report
         if fix and run.error is None:
@@ -228,6 +232,33 @@ def _fix(target: str, scan_kwargs: dict, result, timeout: float, memory_limit: O
         for file in write_fixes(result.fixes):
             err.print(f"breakscan: rewrote {file} (backup beside it: .breakscan.bak)",
                       markup=False)
+
+
+@contextlib.contextmanager
+def live_status(label: str, *, enabled: bool = True):
+    """A status line on stderr with the scan's current stage and elapsed time (TTY only).
+
+    Yields the ``on_stage`` callback for :func:`breakscan.isolate.run_isolated`, or None when
+    stderr is not a terminal or the output is a file format: nothing then reaches stderr.
+    """
+    err = Console(stderr=True, highlight=False)
+    if not enabled or not err.is_terminal:
+        yield None
+        return
+    class Line:  # re-rendered on every refresh, so the elapsed time ticks
+        started = time.monotonic()
+        stage = "starting"
+
+        def __rich__(self) -> str:
+            return f"breakscan: {label} · {self.stage} · {time.monotonic() - self.started:.0f}s"
+
+    line = Line()
+
+    def on_stage(name: str) -> None:
+        line.stage = name
+
+    with err.status(line, spinner="dots"):
+        yield on_stage
 
 
 def _fail_run(run, debug: bool) -> None:

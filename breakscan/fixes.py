@@ -62,10 +62,12 @@ class FixPlan:
     config: dict[str, Any]
     dynamic: bool | None = None
     new_source: str | None = None
+    switch: dict[str, Any] | None = None  # see LIBRARY_SWITCHES
 
     def request(self) -> dict[str, Any]:
         return {"kind": self.fix.kind, "fix_id": self.fix.fix_id, "file": self.fix.file,
-                "config": self.config, "dynamic": self.dynamic, "new_source": self.new_source}
+                "config": self.config, "dynamic": self.dynamic, "new_source": self.new_source,
+                "switch": self.switch}
 
 
 @dataclass
@@ -129,12 +131,66 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
                              brk.user_frame.line, callee, target_file, before)
             _plan_source(plans, seen, "tolist_loop", category, brk.user_frame.file,
                          brk.user_frame.line, None, target_file, before, quiet=True)
+    plans.extend(_library_switches(result, before))
     if result.recompiles is not None and result.recompiles.recompiles:
         setting = "torch.compile(model, dynamic=True)"
         plans.append(FixPlan(Fix(rule=rule_id("shape_branch"), fix_id="dynamic", kind="setting",
                                  title=f"compile with {setting}", category="shape_branch",
                                  setting=setting, before=before), {}, dynamic=True))
     return plans
+
+
+# Library switches: the same library, configured or called differently, no file edited. Each is
+# offered when a break's call chain passes where the switch acts, and verified like any fix.
+# (fix id, what it changes, how users write it, when: a test on the chain's (file, function)s)
+LIBRARY_SWITCHES: tuple[tuple[str, dict[str, Any], str, Callable[[list[tuple[str, str]]], bool]],
+                        ...] = (
+    ("attn_implementation=eager", {"call": ["set_attn_implementation", "eager"]},
+     'model.set_attn_implementation("eager")',
+     lambda chain: any("attention" in f.lower() or "attention" in os.path.basename(p)
+                       for p, f in chain)),
+    ("attn_implementation=sdpa", {"call": ["set_attn_implementation", "sdpa"]},
+     'model.set_attn_implementation("sdpa")',
+     lambda chain: any("attention" in f.lower() or "attention" in os.path.basename(p)
+                       for p, f in chain)),
+    ("experts_implementation=eager", {"call": ["set_experts_implementation", "eager"]},
+     'model.set_experts_implementation("eager")',
+     lambda chain: any("expert" in f.lower() or p.endswith("integrations/moe.py")
+                       for p, f in chain)),
+    ("experts_implementation=batched_mm", {"call": ["set_experts_implementation", "batched_mm"]},
+     'model.set_experts_implementation("batched_mm")',
+     lambda chain: any("expert" in f.lower() or p.endswith("integrations/moe.py")
+                       for p, f in chain)),
+    ("use_cache=False", {"kwargs": {"use_cache": False}}, "model(..., use_cache=False)",
+     lambda chain: any(p.endswith("cache_utils.py") for p, _ in chain)),
+    ("compile_forward", {"compile_only": "forward"},
+     "model.forward = torch.compile(model.forward); model.generate(...) (not all of generate)",
+     lambda chain: any("/generation/" in p or "generation_" in os.path.basename(p)
+                       for p, _ in chain)),
+)
+
+
+def _library_switches(result: ScanResult, before: FixMetrics) -> list[FixPlan]:
+    """The switches of the library (transformers) that the breaks sit in."""
+    plans = []
+    for fix_id, switch, how, applies in LIBRARY_SWITCHES:
+        if switch.get("compile_only") and result.method == "forward":
+            continue  # forward is what is compiled already
+        hits = [b for b in result.breaks if b.owner != "user" and any(
+            "/transformers/" in p for p, _ in _chain(b)) and applies(_chain(b))]
+        if hits:
+            brk = hits[0]
+            category = brk.cause_category if brk.frame_skipped and brk.cause_category \
+                else brk.category
+            plans.append(FixPlan(Fix(rule=rule_id(category), fix_id=fix_id, kind="switch",
+                                     title=f"library switch: {how}", category=category,
+                                     setting=how, file=brk.file, line=brk.line, before=before),
+                                 {}, switch=switch))
+    return plans
+
+
+def _chain(brk: Any) -> list[tuple[str, str]]:
+    return [(f.file, f.function) for f in brk.call_chain] + [(brk.file, brk.function)]
 
 
 def _callee_after(brk: Any) -> str | None:
@@ -207,13 +263,16 @@ def unfixed(result: ScanResult, fixes: list[Fix]) -> list[str]:
     for rank, brk in enumerate(result.breaks, 1):
         places = {(brk.file, brk.line)} | ({(brk.user_frame.file, brk.user_frame.line)}
                                            if brk.user_frame else set())
-        if any((f.file, f.line) in places for f in fixes):
+        if any((f.file, f.line) in places for f in fixes) or any(
+                f.kind == "switch" and applies(_chain(brk))
+                for f in fixes for fix_id, _, _, applies in LIBRARY_SWITCHES
+                if fix_id == f.fix_id):
             continue
         category = brk.cause_category if brk.frame_skipped and brk.cause_category \
             else brk.category
         if category in ("other", "unsupported_call", "explicit_break", "tolist_numpy"):
-            why = (f"breakscan has no automatic fix for a {category.replace('_', ' ')} break and "
-                   "Dynamo's hints name no setting; follow the advice above")
+            why = (f"breakscan has no automatic fix for this {category.replace('_', ' ')} break "
+                   "and Dynamo's hints name no setting; follow the advice above")
         elif brk.owner != "user":
             why = ("the break is in library code, which breakscan does not rewrite, and no "
                    "setting applies; follow the advice above")
@@ -268,7 +327,8 @@ def verify_fixes(target: str, scan_kwargs: dict[str, Any], result: ScanResult, *
             run = run_isolated(target, scan_kwargs, timeout=timeout,
                                memory_limit_mb=memory_limit_mb, fix=plan.request())
             if run.error is not None:
-                fix.reason = f"verification did not finish: {run.error}"
+                fix.reason = run.error if run.error.startswith("not applicable") else \
+                    f"verification did not finish: {run.error}"
             else:
                 judge(fix, run.result, dynamic=bool(plan.dynamic))
         fixes.append(fix)
@@ -345,6 +405,39 @@ def _load_rewritten(target: str, load_kwargs: dict[str, Any], file: str, new_sou
     return fixed
 
 
+def apply_switch(loaded: Any, switch: dict[str, Any]) -> None:
+    """Apply a library switch to a loaded target; UsageError when it does not apply."""
+    import inspect
+
+    from .errors import UsageError, describe
+
+    model = loaded.model
+    if "call" in switch:
+        name, value = switch["call"]
+        setter = getattr(model, name, None)
+        if setter is None:
+            raise UsageError(f"not applicable: {type(model).__name__} has no {name}()")
+        current = getattr(getattr(model, "config", None), "_" + name[len("set_"):], None)
+        if current == value:
+            raise UsageError(f"not applicable: the model already uses {value!r}")
+        try:
+            setter(value)
+        except Exception as exc:
+            raise UsageError(f"not applicable: {name}({value!r}) failed: {describe(exc)}") \
+                from None
+    if "kwargs" in switch:
+        params = inspect.signature(loaded.fn).parameters
+        if not all(k in params for k in switch["kwargs"]) and not any(
+                p.kind is p.VAR_KEYWORD for p in params.values()):
+            raise UsageError(f"not applicable: {loaded.method}() takes no "
+                             f"{', '.join(switch['kwargs'])}")
+        loaded.kwargs = {**loaded.kwargs, **switch["kwargs"]}
+    if "compile_only" in switch:
+        if not callable(getattr(model, switch["compile_only"], None)):
+            raise UsageError(f"not applicable: the model has no {switch['compile_only']}()")
+        loaded.compile_only = switch["compile_only"]
+
+
 def scan_with_fix(target: str, scan_kwargs: dict[str, Any], request: dict[str, Any],
                   on_stage: Callable[[str, Any], None]) -> FixedScan:
     """In the child: load the original, apply the fix, rescan and time; compare outputs."""
@@ -366,6 +459,9 @@ def scan_with_fix(target: str, scan_kwargs: dict[str, Any], request: dict[str, A
         if request["kind"] == "source":
             fixed = _load_rewritten(target, kwargs, request["file"], request["new_source"],
                                     original, Path(tmp))
+        elif request["kind"] == "switch":
+            fixed = load_target(target, **kwargs)  # a second copy, same seed: same weights
+            apply_switch(fixed, request["switch"])
         options = TimingOptions(**timing) if timing else TimingOptions()
         options.fullgraph, options.dynamic = False, request.get("dynamic")
         sets = shape_sets_for(fixed, vary_batch, shapes)

@@ -27,7 +27,7 @@ import time
 import traceback
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .errors import EXIT_INTERNAL, EXIT_MODEL_FAILED
 from .result import ModelRun, ScanResult
@@ -39,7 +39,8 @@ _STACK_LINE = re.compile(r'^\s*File "([^"]+)", line (\d+) in (\S+)', re.M)
 
 def run_isolated(target: str, scan_kwargs: dict[str, Any], *, timeout: float | None =
                  DEFAULT_TIMEOUT_S, memory_limit_mb: int | None = None,
-                 fix: dict[str, Any] | None = None, compare_with: str | None = None) -> ModelRun:
+                 fix: dict[str, Any] | None = None, compare_with: str | None = None,
+                 on_stage: Callable[[str], None] | None = None) -> ModelRun:
     """Scan ``target`` in a child process; never raises for anything the model does.
 
     ``scan_kwargs`` are :func:`breakscan.pipeline.scan`'s keyword arguments (``timing`` may be
@@ -48,7 +49,8 @@ def run_isolated(target: str, scan_kwargs: dict[str, Any], *, timeout: float | N
     did not finish, and ``result`` holds what the finished stages found (``partial``).
     With ``fix`` (a :meth:`breakscan.fixes.FixPlan.request`), the child applies that fix and
     ``result`` is a :class:`breakscan.fixes.FixedScan`; with ``compare_with`` (a second
-    target) it is :func:`breakscan.compare.outputs_of_both`'s tuple.
+    target) it is :func:`breakscan.compare.outputs_of_both`'s tuple. ``on_stage(name)`` is
+    called in this process as the child enters each stage (for a live status line).
     """
     kwargs = dict(scan_kwargs)
     if kwargs.get("timing") is not None and not isinstance(kwargs["timing"], dict):
@@ -66,7 +68,7 @@ def run_isolated(target: str, scan_kwargs: dict[str, Any], *, timeout: float | N
             timed_out = False
             grace = min(_DUMP_GRACE_S, timeout / 10) if timeout else 0.0
             try:
-                child.wait(timeout=(timeout - grace) if timeout else None)
+                _wait(child, work, (timeout - grace) if timeout else None, on_stage)
             except subprocess.TimeoutExpired:
                 timed_out = _dump_stack_then_kill(child, grace)
             except BaseException:  # Ctrl-C: take the child and its compilers down with us
@@ -75,6 +77,28 @@ def run_isolated(target: str, scan_kwargs: dict[str, Any], *, timeout: float | N
             _kill_group(child)  # inductor's compile workers outlive a finished child
         return _outcome(target, work, child.returncode, timed_out=timed_out,
                         timeout=timeout, seconds=time.monotonic() - started)
+
+
+def _wait(child: subprocess.Popen, work: Path, timeout: float | None,
+          on_stage: Callable[[str], None] | None) -> None:
+    """``child.wait(timeout)``, reporting each stage the child enters to ``on_stage``."""
+    if on_stage is None:
+        child.wait(timeout=timeout)
+        return
+    deadline = None if timeout is None else time.monotonic() + timeout
+    seen = 0
+    while True:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            raise subprocess.TimeoutExpired(child.args, timeout)
+        try:
+            child.wait(timeout=0.2 if left is None else min(0.2, left))
+            return
+        except subprocess.TimeoutExpired:
+            stages = [e["stage"] for e in _read_events(work) if "stage" in e]
+            for name in stages[seen:]:
+                on_stage(name)
+            seen = len(stages)
 
 
 def _kill_group(child: subprocess.Popen) -> None:

@@ -61,6 +61,9 @@ class LoadedTarget:
     device: torch.device
     training: bool
     search_paths: list[str] = field(default_factory=list)
+    # Compile only this method of the model while ``fn`` runs eagerly (a library switch:
+    # ``forward`` of a transformers model instead of all of ``generate``).
+    compile_only: str | None = None
 
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"

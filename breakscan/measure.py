@@ -21,7 +21,7 @@ from torch.utils import benchmark
 
 from .analyse import is_torch_file
 from .breaklog import split_reason
-from .capture import dynamo_session
+from .capture import compile_within, dynamo_session
 from .errors import as_model_error, describe
 from .result import Correctness, Timing, TimingReport
 
@@ -150,12 +150,19 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
             device: torch.device, training: bool = False, backend: str = "inductor",
             mode: str | None = None, threads: int = 1, fullgraph: bool = True,
             max_run_time: float = 2.0, dynamic: bool | None = None,
-            on_stage: Callable[[str, TimingReport], None] | None = None) -> TimingReport:
+            on_stage: Callable[[str, TimingReport], None] | None = None,
+            compile_only: tuple[Any, str] | None = None) -> TimingReport:
     """Time eager, compiled and (where it compiles) fullgraph; check compiled == eager.
 
     ``on_stage(name, report_so_far)`` is called as each step starts, so an isolated scan that
-    hangs or crashes mid-way still reports the steps that finished.
+    hangs or crashes mid-way still reports the steps that finished. ``compile_only=(owner,
+    method)`` compiles only that method while ``fn`` runs eagerly.
     """
+    def compile_(target: Callable[..., Any], **options: Any) -> Callable[..., Any]:
+        if compile_only is not None:
+            return compile_within(target, *compile_only, **options)
+        return torch.compile(target, **options)
+
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(threads)  # before compiling: inductor bakes the count in
     grad = contextlib.nullcontext() if training else torch.no_grad()
@@ -187,7 +194,7 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
             report.eager = _time(bind(fn), threads, max_run_time)
 
             stage("compile")
-            compiled = torch.compile(fn, backend=backend, mode=mode, dynamic=dynamic)
+            compiled = compile_(fn, backend=backend, mode=mode, dynamic=dynamic)
             try:
                 actual, report.compile_s = first_call(compiled)
             except Exception as exc:
@@ -204,8 +211,8 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
         if fullgraph:
             stage("compile (fullgraph)")
             with dynamo_session(training=training):
-                strict = torch.compile(fn, backend=backend, mode=mode, fullgraph=True,
-                                       dynamic=dynamic)
+                strict = compile_(fn, backend=backend, mode=mode, fullgraph=True,
+                                  dynamic=dynamic)
                 try:
                     _, report.fullgraph_compile_s = first_call(strict)
                 except Exception as exc:

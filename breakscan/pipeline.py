@@ -63,9 +63,10 @@ def scan_loaded(loaded: LoadedTarget, *, verbose: bool = False,
         # The first call of the fresh model is the one users' first compiled call makes: capture
         # it before anything else runs the model (a hook installed once, a warning issued once,
         # a lazily built buffer all take a Python path only that call takes).
+        only = (loaded.model, loaded.compile_only) if loaded.compile_only else None
         progress("explain", None)
         raw = run_explain(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
-                          verbose=verbose)
+                          verbose=verbose, compile_only=only)
         # Eagerly: the model's own failures get a clean one-line error; lines run are traced.
         progress("eager run", None)
         printed = run_eager(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
@@ -73,7 +74,7 @@ def scan_loaded(loaded: LoadedTarget, *, verbose: bool = False,
         result = _result(loaded, raw, printed)
         progress("explain (later call)", result)
         later = run_explain(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
-                            verbose=verbose)
+                            verbose=verbose, compile_only=only)
         compare_calls(result, later)
         result.static = cross_check(static, result, executed)
         if lint_note:
@@ -93,7 +94,7 @@ def scan_loaded(loaded: LoadedTarget, *, verbose: bool = False,
                 loaded.fn, loaded.args, loaded.kwargs, device=loaded.device,
                 training=loaded.training, backend=timing.backend, mode=timing.mode,
                 threads=timing.threads, max_run_time=timing.max_run_time, on_stage=timing_stage,
-                fullgraph=timing.fullgraph, dynamic=timing.dynamic)
+                fullgraph=timing.fullgraph, dynamic=timing.dynamic, compile_only=only)
             if result.timings.fullgraph and result.summary.graph_break_count:
                 result.timings.notes.append(
                     "fullgraph=True compiled although a plain torch.compile breaks: it also "
@@ -232,7 +233,10 @@ def scan_callable(model: torch.nn.Module | Callable[..., Any], *args: Any,
     loaded = LoadedTarget(spec=TargetSpec(source=source, is_file=False, name=label, method=None),
                           model=module, method="forward", fn=model, args=args, kwargs=kwargs,
                           device=device, training=train)
-    return scan_loaded(loaded, verbose=verbose, timing=timing)
+    result = scan_loaded(loaded, verbose=verbose, timing=timing)
+    # Built by the caller: breakscan cannot know whether it has run before.
+    result.captured_call = "first call breakscan made (the model may have run before)"
+    return result
 
 
 __all__ = ["scan", "scan_callable", "scan_loaded", "TimingOptions"]

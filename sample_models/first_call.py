@@ -140,7 +140,7 @@ class InitInConstructor(nn.Module):
         super().__init__()
         self.fc1 = nn.Linear(width, width)
         self.fc2 = nn.Linear(width, width)
-        self.register_buffer("scale", torch.ones(()))
+        self.scale = 1.0  # fixed at construction, or computed once outside forward
 
     def forward(self, x):
         h = torch.relu(self.fc1(x))

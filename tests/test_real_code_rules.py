@@ -190,3 +190,22 @@ def test_sizes_0_and_1_are_not_replayed_with_dynamic_true():
     skipped = scan(target, input_shapes=["8,16"], vary_batch="4,16",
                    dynamic_check=False).recompiles
     assert skipped.dynamic_recompile_count is None and "--no-dynamic-check" in skipped.suggestion
+
+
+def test_a_status_line_shows_the_stage_on_a_terminal_only(tmp_path):
+    """On a TTY, stderr carries a live line with the stage and elapsed time; piped, nothing."""
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("script") is None:
+        pytest.skip("util-linux `script` (a pseudo-terminal) is not installed")
+    log = tmp_path / "tty.txt"
+    command = (f"{sys.executable} -m breakscan {SAMPLES}/shape_branch.py:ShapeBranch -s 8,16 "
+               "--vary-batch 2,4,16")
+    subprocess.run(["script", "-qec", command, str(log)], stdout=subprocess.DEVNULL,
+                   timeout=300, check=True)
+    screen = log.read_text(errors="replace")
+    assert "ShapeBranch · explain · " in screen and "Recompiles over 3 input sets" in screen
+    piped = run_cli(f"{SAMPLES}/shape_branch.py:ShapeBranch", "-s", "8,16")
+    assert "· explain ·" not in piped.stderr and piped.stderr == ""

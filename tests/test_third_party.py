@@ -215,3 +215,21 @@ def test_wav2vec2_training_skip_cause_is_not_called_a_loop():
     assert "loop" not in brk.skip_cause and "wrapper()" in brk.skip_cause
     assert "loop" not in brk.suggestion
     assert result.summary.frames_skipped == sum(1 for f in result.frames if f.skipped) == 3
+
+
+def test_gpt2_generate_library_switch_compile_forward_is_verified():
+    """A break in transformers' generation loop: compiling forward instead of all of generate
+    (a library switch, no file edited) is proposed and proven."""
+    proc = run_cli(f"{HF}:gpt2", "--method", "generate", "--inputs",
+                   f"{HF}:gpt2_generate_inputs", "--fix", "--backend", "eager", "-f", "json",
+                   timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    generation = str(_installed("transformers", "generation/utils.py"))
+    assert doc["breaks"] and all(b["file"] == generation for b in doc["breaks"])
+    (fix,) = [f for f in doc["fixes"] if f["fix_id"] == "compile_forward"]
+    assert fix["kind"] == "switch" and fix["verified"] and fix["outputs_match"], fix["reason"]
+    assert fix["after"]["breaks"] == 0
+    assert fix["after"]["graph_count"] < fix["before"]["graph_count"] == \
+        doc["summary"]["graph_count"]
+    assert doc["unfixed"] == []  # the switch covers every break in the generation loop

@@ -273,7 +273,7 @@ def _render_fixes(result: ScanResult, console: Console) -> None:
             console.print(Text(f"    {numbers}{match}", style="green" if fix.verified else ""))
         if fix.reason:
             console.print(Text(f"    {fix.reason}", style="yellow"))
-        if fix.setting and fix.kind == "setting":
+        if fix.setting and fix.kind in ("setting", "switch"):
             console.print(Text(f"    {fix.setting}", style="cyan"))
         if fix.diff:
             console.print(Padding(Syntax(fix.diff.rstrip("\n"), "diff", theme="ansi_dark",

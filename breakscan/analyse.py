@@ -9,7 +9,9 @@ Dynamo reported or split on it. Where explain's numbers differ from breakscan's,
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import functools
 import linecache
 import os
 import re
@@ -157,13 +159,28 @@ def _record_location(record: BreakRecord) -> tuple[list[Frame], Frame | None]:
 _SKIPPED_FRAME = re.compile(r"frame skipped: (?P<fn>\S+) \((?P<file>.+) line (?P<line>\d+)\)")
 
 
+def module_ast(file: str) -> ast.Module | None:
+    """The parsed source of ``file`` (None when it cannot be read or parsed): for the few
+    questions a log record does not answer (which block a line sits in, where a name was set)."""
+    try:
+        return _parsed(file, os.stat(file).st_mtime_ns)
+    except OSError:
+        return None
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(file: str, mtime_ns: int) -> ast.Module | None:
+    try:
+        with open(file, encoding="utf-8") as fh:
+            return ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
 def _enclosing_block(file: str, line: int) -> str | None:
     """``try`` or ``with`` when ``line`` sits inside such a block of its function, else None."""
-    import ast
-
-    try:
-        tree = ast.parse(open(file, encoding="utf-8").read())
-    except (OSError, SyntaxError, ValueError):
+    tree = module_ast(file)
+    if tree is None:
         return None
     found = None
     for node in ast.walk(tree):
@@ -490,11 +507,8 @@ def analyse(raw: RawCapture) -> tuple[Summary, ExplainCounts, list[GraphInfo], l
 
 def _assignment_span(file: str, function: str, name: str, before: int) -> tuple[int, int] | None:
     """Lines of the last assignment to ``name`` in ``function`` before line ``before``."""
-    import ast
-
-    try:
-        tree = ast.parse(open(file, encoding="utf-8").read())
-    except (OSError, SyntaxError, ValueError):
+    tree = module_ast(file)
+    if tree is None:
         return None
     span = None
     for fn in ast.walk(tree):

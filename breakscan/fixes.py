@@ -142,31 +142,43 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
 
 # Library switches: the same library, configured or called differently, no file edited. Each is
 # offered when a break's call chain passes where the switch acts, and verified like any fix.
-# (fix id, what it changes, how users write it, when: a test on the chain's (file, function)s)
-LIBRARY_SWITCHES: tuple[tuple[str, dict[str, Any], str, Callable[[list[tuple[str, str]]], bool]],
-                        ...] = (
+Chain = list[tuple[str, str]]  # (file, function) of each frame, outermost first
+
+
+def _through_attention(chain: Chain) -> bool:
+    return any("attention" in fn.lower() or "attention" in os.path.basename(path)
+               for path, fn in chain)
+
+
+def _through_experts(chain: Chain) -> bool:
+    return any("expert" in fn.lower() or path.endswith("integrations/moe.py")
+               for path, fn in chain)
+
+
+def _through_cache(chain: Chain) -> bool:
+    return any(path.endswith("cache_utils.py") for path, _ in chain)
+
+
+def _through_generation(chain: Chain) -> bool:
+    return any("/generation/" in path or "generation_" in os.path.basename(path)
+               for path, _ in chain)
+
+
+# (fix id, what it changes, how users write it, when it applies)
+LIBRARY_SWITCHES: tuple[tuple[str, dict[str, Any], str, Callable[[Chain], bool]], ...] = (
     ("attn_implementation=eager", {"call": ["set_attn_implementation", "eager"]},
-     'model.set_attn_implementation("eager")',
-     lambda chain: any("attention" in f.lower() or "attention" in os.path.basename(p)
-                       for p, f in chain)),
+     'model.set_attn_implementation("eager")', _through_attention),
     ("attn_implementation=sdpa", {"call": ["set_attn_implementation", "sdpa"]},
-     'model.set_attn_implementation("sdpa")',
-     lambda chain: any("attention" in f.lower() or "attention" in os.path.basename(p)
-                       for p, f in chain)),
+     'model.set_attn_implementation("sdpa")', _through_attention),
     ("experts_implementation=eager", {"call": ["set_experts_implementation", "eager"]},
-     'model.set_experts_implementation("eager")',
-     lambda chain: any("expert" in f.lower() or p.endswith("integrations/moe.py")
-                       for p, f in chain)),
+     'model.set_experts_implementation("eager")', _through_experts),
     ("experts_implementation=batched_mm", {"call": ["set_experts_implementation", "batched_mm"]},
-     'model.set_experts_implementation("batched_mm")',
-     lambda chain: any("expert" in f.lower() or p.endswith("integrations/moe.py")
-                       for p, f in chain)),
+     'model.set_experts_implementation("batched_mm")', _through_experts),
     ("use_cache=False", {"kwargs": {"use_cache": False}}, "model(..., use_cache=False)",
-     lambda chain: any(p.endswith("cache_utils.py") for p, _ in chain)),
+     _through_cache),
     ("compile_forward", {"compile_only": "forward"},
      "model.forward = torch.compile(model.forward); model.generate(...) (not all of generate)",
-     lambda chain: any("/generation/" in p or "generation_" in os.path.basename(p)
-                       for p, _ in chain)),
+     _through_generation),
 )
 
 
@@ -189,7 +201,7 @@ def _library_switches(result: ScanResult, before: FixMetrics) -> list[FixPlan]:
     return plans
 
 
-def _chain(brk: Any) -> list[tuple[str, str]]:
+def _chain(brk: Any) -> Chain:
     return [(f.file, f.function) for f in brk.call_chain] + [(brk.file, brk.function)]
 
 

@@ -149,13 +149,12 @@ def skipped_spans(result: ScanResult) -> list[tuple[str, int, int]]:
     import ast
     import os
 
+    from .analyse import module_ast
+
     spans = []
     for frame in result.frames:
-        if not frame.skipped or not frame.file or not os.path.isfile(frame.file):
-            continue
-        try:
-            tree = ast.parse(open(frame.file, encoding="utf-8").read())
-        except (OSError, SyntaxError, ValueError):
+        tree = module_ast(frame.file) if frame.skipped and frame.file else None
+        if tree is None:
             continue
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \

@@ -20,7 +20,7 @@ from breakscan.rules import finding_status
 from conftest import FIXTURES, SAMPLES, locate, run_cli
 
 RC = FIXTURES / "models" / "real_code.py"
-FAKELIB = FIXTURES / "site-packages" / "fakelib" / "__init__.py"
+TOYSCHED = FIXTURES / "site-packages" / "toysched" / "__init__.py"
 FAST = ("--backend", "eager")
 
 
@@ -88,7 +88,7 @@ def test_the_standard_library_is_never_the_root_cause():
 def test_a_break_inside_a_library_names_the_users_line():
     result = _scan("LibraryLoop")
     (brk,) = result.breaks
-    assert (brk.file, brk.owner) == (str(FAKELIB), "third_party")
+    assert (brk.file, brk.owner) == (str(TOYSCHED), "third_party")
     assert brk.code == "scale = self.scale[int(t)]"
     assert (brk.user_frame.file, brk.user_frame.line) == (
         str(RC), _line("x = self.scheduler.step(out, t, x)"))

@@ -124,7 +124,8 @@ def _break_panel(rank: int, brk: RootBreak) -> Panel:
         meta.append(f"\n{brk.skip_cause}", style="bold red")
     if brk.sites:
         meta.append("\nthe value computed here is tested by the branch(es) at " + ", ".join(
-            f"{short_path(f.file)}:{f.line}" for f in brk.sites), style="bold")
+            f"line {f.line}" if f.file == brk.file else f"{short_path(f.file)}:{f.line}"
+            for f in brk.sites), style="bold")
     meta.append(f"\nsplits {brk.graph_splits} frame(s); {brk.records} log record(s), "
                 f"{brk.explain_reasons} explain reason(s)", style="dim")
     body.append(meta)
@@ -136,8 +137,12 @@ def _break_panel(rank: int, brk: RootBreak) -> Panel:
     if brk.calls != "every":
         body.append(Text(CALLS_TEXT[brk.calls], style="bold yellow"))
     if brk.explanation:
-        # The whole explanation: its later lines carry the provenance of a branch's value.
-        body.append(Text("why: ", style="dim") + Text(" ".join(brk.explanation.split())))
+        # The whole explanation, never cut: its later lines carry the provenance of the value a
+        # branch tests, shown as one `file:line in fn: code` line per step.
+        prose, steps = _explanation(brk.explanation)
+        body.append(Text("why: ", style="dim") + Text(prose))
+        for step in steps:
+            body.append(Text(f"  ↳ {step}", style="cyan"))
     for hint in brk.hints:
         body.append(Text("hint: ", style="dim") + Text(hint))
     if brk.user_frame is not None:
@@ -149,6 +154,30 @@ def _break_panel(rank: int, brk: RootBreak) -> Panel:
     if brk.doc_url:
         body.append(Text(f"docs: {brk.doc_url}", style="dim"))
     return Panel(Group(*body), title=title, title_align="left", expand=True)
+
+
+_PROVENANCE = re.compile(r'# File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>[^,]+), '
+                         r'code: (?P<code>.*)$')
+
+
+def _explanation(text: str) -> tuple[str, list[str]]:
+    """Dynamo's explanation as prose plus the provenance steps (``file:line in fn: code``)."""
+    prose: list[str] = []
+    steps: list[str] = []
+    after_step = False
+    for line in text.splitlines():
+        m = _PROVENANCE.search(line)
+        if m:
+            step = (f"{os.path.basename(m.group('file'))}:{m.group('line')} in "
+                    f"{m.group('fn').strip()}: {m.group('code').strip()}")
+            if not steps or steps[-1] != step:
+                steps.append(step)
+            after_step = True
+        elif after_step:
+            continue  # the FX node Dynamo printed under a step (e.g. `x = wrapped_lcm(4, 4)`)
+        else:
+            prose.append(line.strip())
+    return " ".join(p for p in prose if p), steps
 
 
 def _action_table(result: ScanResult) -> Table:

@@ -104,12 +104,12 @@ CATALOGUE: tuple[Rule, ...] = (
          before="h = self.fc1(x)\ntorch._dynamo.graph_break()\nreturn self.fc2(h)",
          after="h = self.fc1(x)\nreturn self.fc2(h)"),
     Rule("BS008", "frame_skipped", "break-in-loop-or-try", "Whole frame fell back to eager",
-         why="A break inside a `for`/`while` loop (GB7000) or a `try:` block cannot be resumed: "
-             "Dynamo skips the whole function, which then runs entirely in eager (explain shows "
-             "0 graphs for it).",
-         suggestion="A break inside a loop or try block makes Dynamo skip the entire function: "
-                    "move the breaking call out of the loop/try (or fix it, see its cause), so the "
-                    "rest of the function compiles again.",
+         why="A break Dynamo cannot resume from — inside a `for`/`while` loop (GB7000), inside a "
+             "`try`/`with` block, or with nothing resumable before it — makes it skip the whole "
+             "function, which then runs entirely in eager (explain shows 0 graphs for it). The "
+             "report says which of these Dynamo gave as the cause.",
+         suggestion="Move the breaking call out of the loop or try/with block, or fix the break "
+                    "itself (see its cause), so the rest of the function compiles again.",
          before="for layer in self.layers:\n    x = layer(x)\n    print(x.norm())",
          after="for layer in self.layers:\n    x = layer(x)\nreturn x  # report norms outside"),
     Rule("BS009", "other", "other-break", "Other graph break",

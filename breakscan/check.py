@@ -152,4 +152,6 @@ def run_config(section: dict[str, Any], config_path: str | Path,
             runs.append(ModelRun(target=target, result=None, error=str(exc), exit_code=2))
             continue
         runs.append(run_model(target, kwargs, gate, timeout=timeout, memory_limit_mb=memory))
+        if runs[-1].interrupted:
+            break  # Ctrl-C / SIGTERM: report what finished, scan no further target
     return runs

@@ -20,7 +20,8 @@ import typer
 from rich.console import Console
 
 from . import __version__
-from .errors import EXIT_GATE_FAILED, EXIT_MODEL_FAILED, EXIT_USAGE, BreakscanError, UsageError
+from .errors import (EXIT_GATE_FAILED, EXIT_MODEL_FAILED, EXIT_USAGE, INTERRUPT_CODES,
+                     BreakscanError, Interrupted, UsageError, interrupt_signal)
 from .isolate import DEFAULT_TIMEOUT_S
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -177,10 +178,13 @@ def scan(
                          and output is None) as on_stage:
             run = run_model(target, scan_kwargs, gate, timeout=timeout,
                             memory_limit_mb=memory_limit, on_stage=on_stage)
-        if run.error is not None and run.exit_code != EXIT_MODEL_FAILED:
+        if run.error is not None and run.exit_code != EXIT_MODEL_FAILED and \
+                not run.interrupted:
             _fail_run(run, debug)  # bad input: nothing ran, nothing to report
         if fix and run.error is None:
-            _fix(target, scan_kwargs, run.result, timeout, memory_limit, write)
+            stopped = _fix(target, scan_kwargs, run.result, timeout, memory_limit, write)
+            if stopped is not None:  # interrupted mid-way: report what was verified so far
+                run.error, run.exit_code = stopped
         if write_baseline is not None and run.error is None:
             try:
                 save_baseline(write_baseline, [run.result])
@@ -215,9 +219,12 @@ def _write_html(runs, path: Path, comparison=None) -> None:
 
 
 def _fix(target: str, scan_kwargs: dict, result, timeout: float, memory_limit: Optional[int],
-         write: bool) -> None:
-    """--fix: verify every proposed fix (progress on stderr), then --write the verified ones."""
-    from .fixes import unfixed, verify_fixes, write_fixes
+         write: bool) -> tuple[str, int] | None:
+    """--fix: verify every proposed fix (progress on stderr), then --write the verified ones.
+
+    Returns (error, exit code) when interrupted: nothing is written then.
+    """
+    from .fixes import FixesInterrupted, unfixed, verify_fixes, write_fixes
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -225,13 +232,18 @@ def _fix(target: str, scan_kwargs: dict, result, timeout: float, memory_limit: O
         verdict = "verified" if one.verified else "not verified"
         err.print(f"breakscan: fix {one.rule} {one.fix_id}: {verdict}", markup=False)
 
-    result.fixes = verify_fixes(target, scan_kwargs, result, timeout=timeout,
-                                memory_limit_mb=memory_limit, on_fix=progress)
+    try:
+        result.fixes = verify_fixes(target, scan_kwargs, result, timeout=timeout,
+                                    memory_limit_mb=memory_limit, on_fix=progress)
+    except FixesInterrupted as stop:
+        result.fixes = stop.fixes
+        return stop.fixes[-1].reason or "interrupted", stop.exit_code
     result.unfixed = unfixed(result, result.fixes)
     if write:
         for file in write_fixes(result.fixes):
             err.print(f"breakscan: rewrote {file} (backup beside it: .breakscan.bak)",
                       markup=False)
+    return None
 
 
 @contextlib.contextmanager
@@ -266,7 +278,7 @@ def _fail_run(run, debug: bool) -> None:
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     if debug and run.detail:
         err.print(run.detail, markup=False)
-    err.print(f"breakscan: error: {run.error}", markup=False)
+    err.print(f"breakscan: {'' if run.interrupted else 'error: '}{run.error}", markup=False)
     raise typer.Exit(run.exit_code)
 
 
@@ -300,6 +312,9 @@ def check(
             _write_html(runs, html)
     except BreakscanError as exc:
         _fail(exc, debug)
+    stopped = next((r for r in runs if r.interrupted), None)
+    if stopped is not None:
+        _fail_run(stopped, False)
     code = overall_exit_code(runs)
     if code:
         raise typer.Exit(code)
@@ -340,7 +355,7 @@ def compare(
                       timing=dict(backend=backend, mode=mode, threads=threads))
         comparison = compare_targets(target_a, target_b, kwargs, timeout=timeout)
         for run in (comparison.a, comparison.b):
-            if run.error is not None and run.result is None:
+            if run.error is not None and (run.result is None or run.interrupted):
                 _fail_run(run, False)
         if output_format is OutputFormat.json:
             import json
@@ -426,6 +441,19 @@ def version() -> None:
     typer.echo(f"breakscan {__version__} (torch {torch.__version__})")
 
 
+def _raise_on_signals() -> None:
+    """SIGTERM and SIGHUP end breakscan like Ctrl-C: the scan process group is killed, its
+    temporary folder removed, and what finished is reported (exit 143 / 129; Ctrl-C 130)."""
+    import signal
+
+    def handler(signum: int, frame: object) -> None:
+        raise Interrupted(signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):  # not the main thread: leave it
+            signal.signal(sig, handler)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: ``breakscan TARGET …`` means ``breakscan scan TARGET …``."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -435,13 +463,21 @@ def main(argv: list[str] | None = None) -> None:
     if first is not None and first not in SUBCOMMANDS and not {"-h", "--help"} & set(
             args[:args.index(first)]):
         args.insert(args.index(first), "scan")
+    _raise_on_signals()
     try:
         code = app(args=args, prog_name="breakscan", standalone_mode=False)
+    except (KeyboardInterrupt, Interrupted) as exc:  # outside a scan: nothing to report
+        signum = interrupt_signal(exc)
+        Console(stderr=True, highlight=False).print(
+            f"breakscan: interrupted ({INTERRUPT_CODES.get(signum, signum)})", markup=False)
+        sys.exit(128 + signum)
     except Exception as exc:
         # typer vendors click: match its usage errors (bad option or value) by shape.
         if not hasattr(exc, "format_message"):
             raise
-        if type(exc).__name__ == "Abort":
+        if type(exc).__name__ == "Abort":  # click's form of Ctrl-C
+            Console(stderr=True, highlight=False).print("breakscan: interrupted (SIGINT)",
+                                                        markup=False)
             sys.exit(130)
         if exc.format_message():  # empty when no arguments made click print the help
             Console(stderr=True, highlight=False, soft_wrap=True).print(

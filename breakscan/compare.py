@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .result import Comparison, Correctness
+from .result import Comparison, Correctness, ModelRun
 
 
 def compare_targets(a: str, b: str, scan_kwargs: dict[str, Any], *, timeout: float | None,
@@ -19,7 +19,9 @@ def compare_targets(a: str, b: str, scan_kwargs: dict[str, Any], *, timeout: flo
     from .isolate import run_isolated
 
     run_a = run_model(a, scan_kwargs, None, timeout=timeout, memory_limit_mb=memory_limit_mb)
-    run_b = run_model(b, scan_kwargs, None, timeout=timeout, memory_limit_mb=memory_limit_mb)
+    run_b = ModelRun(target=b, result=None, error=run_a.error, exit_code=run_a.exit_code,
+                     stage=None) if run_a.interrupted else \
+        run_model(b, scan_kwargs, None, timeout=timeout, memory_limit_mb=memory_limit_mb)
     if run_a.error or run_b.error:
         return Comparison(run_a, run_b, weights_shared=False, outputs=None,
                           note="outputs not compared: a scan did not finish")

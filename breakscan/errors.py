@@ -28,6 +28,23 @@ EXIT_MODEL_FAILED = 3
 EXIT_INTERNAL = 4  # a bug in breakscan itself: please report it
 
 
+INTERRUPT_CODES = {1: "SIGHUP", 2: "SIGINT", 15: "SIGTERM"}  # exit code = 128 + signal number
+
+
+class Interrupted(BaseException):
+    """SIGTERM or SIGHUP reached breakscan (Ctrl-C arrives as KeyboardInterrupt): like
+    KeyboardInterrupt it is no ``Exception``, so no ``except Exception`` swallows it."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def interrupt_signal(exc: BaseException) -> int:
+    """The signal number behind an interruption (2 for Ctrl-C)."""
+    return getattr(exc, "signum", 2)
+
+
 class BreakscanError(Exception):
     exit_code = EXIT_USAGE
 

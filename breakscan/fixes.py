@@ -326,6 +326,14 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
     fix.verified = fix.reason is None
 
 
+class FixesInterrupted(Exception):
+    """Ctrl-C / SIGTERM during a verification: the fixes verified so far, and the exit code."""
+
+    def __init__(self, fixes: list[Fix], exit_code: int):
+        super().__init__(f"interrupted after {len(fixes)} fix(es)")
+        self.fixes, self.exit_code = fixes, exit_code
+
+
 def verify_fixes(target: str, scan_kwargs: dict[str, Any], result: ScanResult, *,
                  timeout: float | None, memory_limit_mb: int | None = None,
                  on_fix: Callable[[Fix], None] | None = None) -> list[Fix]:
@@ -338,6 +346,12 @@ def verify_fixes(target: str, scan_kwargs: dict[str, Any], result: ScanResult, *
         if fix.reason is None:
             run = run_isolated(target, scan_kwargs, timeout=timeout,
                                memory_limit_mb=memory_limit_mb, fix=plan.request())
+            if run.interrupted:
+                fix.reason = f"verification {run.error}"
+                fixes.append(fix)
+                if on_fix:
+                    on_fix(fix)
+                raise FixesInterrupted(fixes, run.exit_code)
             if run.error is not None:
                 fix.reason = run.error if run.error.startswith("not applicable") else \
                     f"verification did not finish: {run.error}"

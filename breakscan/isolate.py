@@ -29,7 +29,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import EXIT_INTERNAL, EXIT_MODEL_FAILED
+from .errors import (EXIT_INTERNAL, EXIT_MODEL_FAILED, INTERRUPT_CODES, Interrupted,
+                     interrupt_signal)
 from .result import ModelRun, ScanResult
 
 DEFAULT_TIMEOUT_S = 600.0
@@ -66,17 +67,21 @@ def run_isolated(target: str, scan_kwargs: dict[str, Any], *, timeout: float | N
                 [sys.executable, "-m", "breakscan.isolate", str(work)], stdin=subprocess.DEVNULL,
                 stdout=out, stderr=err, start_new_session=True, cwd=os.getcwd())
             timed_out = False
+            interrupted = None
             grace = min(_DUMP_GRACE_S, timeout / 10) if timeout else 0.0
             try:
                 _wait(child, work, (timeout - grace) if timeout else None, on_stage)
             except subprocess.TimeoutExpired:
                 timed_out = _dump_stack_then_kill(child, grace)
-            except BaseException:  # Ctrl-C: take the child and its compilers down with us
+            except (KeyboardInterrupt, Interrupted) as exc:  # Ctrl-C, SIGTERM, SIGHUP
+                interrupted = interrupt_signal(exc)
+            except BaseException:
                 _kill_group(child)
                 raise
-            _kill_group(child)  # inductor's compile workers outlive a finished child
+            _kill_group(child)  # the whole group: inductor's compile workers outlive a child
         return _outcome(target, work, child.returncode, timed_out=timed_out,
-                        timeout=timeout, seconds=time.monotonic() - started)
+                        timeout=timeout, seconds=time.monotonic() - started,
+                        interrupted=interrupted)
 
 
 def _wait(child: subprocess.Popen, work: Path, timeout: float | None,
@@ -167,18 +172,21 @@ def _signal_name(number: int) -> str:
 
 
 def _outcome(target: str, work: Path, returncode: int, *, timed_out: bool,
-             timeout: float | None, seconds: float) -> ModelRun:
+             timeout: float | None, seconds: float, interrupted: int | None = None) -> ModelRun:
     events = _read_events(work)
     stage = next((e["stage"] for e in reversed(events) if "stage" in e), "start-up")
     final = next((e for e in reversed(events) if "done" in e or "error" in e), None)
     stderr = (work / "stderr").read_text(errors="replace")
     tail = "\n".join(stderr.strip().splitlines()[-40:])
-    if final is not None and "done" in final and not timed_out:
+    if final is not None and "done" in final and not timed_out and interrupted is None:
         result = _read_partial(work)
         if result is not None:
             return ModelRun(target=target, result=result)
     partial = _read_partial(work)
-    if final is not None and "error" in final and not timed_out:
+    if interrupted is not None:
+        message = f"interrupted ({INTERRUPT_CODES.get(interrupted, interrupted)}) during {stage}"
+        code, detail = 128 + interrupted, tail
+    elif final is not None and "error" in final and not timed_out:
         message, code, detail = final["error"], final["exit_code"], final.get("traceback", "")
     elif timed_out:
         where = user_line_from_stack(stderr)

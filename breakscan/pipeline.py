@@ -67,11 +67,13 @@ def scan_loaded(loaded: LoadedTarget, *, verbose: bool = False,
         progress("explain", None)
         raw = run_explain(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
                           verbose=verbose, compile_only=only)
+        result = _result(loaded, raw, "")
         # Eagerly: the model's own failures get a clean one-line error; lines run are traced.
-        progress("eager run", None)
+        # A scan stopped here still reports the first call's capture (when explain ran).
+        progress("eager run", result if raw.explain_error is None else None)
         printed = run_eager(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
                             label=label, executed=executed)
-        result = _result(loaded, raw, printed)
+        result.model_output = printed + result.model_output
         progress("explain (later call)", result)
         later = run_explain(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
                             verbose=verbose, compile_only=only)

@@ -390,6 +390,11 @@ class ModelRun:
         """Stopped early but kept what the finished stages found."""
         return self.error is not None and self.result is not None
 
+    @property
+    def interrupted(self) -> bool:
+        """Stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129) sent to breakscan."""
+        return self.exit_code in (129, 130, 143)
+
     def to_dict(self) -> dict[str, Any]:
         return {"target": self.target, "exit_code": self.exit_code, "error": self.error,
                 "stage": self.stage, "partial": self.partial,

@@ -1,0 +1,144 @@
+"""What a new user met in the first hour (issue "Defects found by a new user"): interruption,
+output files that are not regular files, the pytest plugin, messages and labels, CI formats.
+Each case goes through the real CLI (or pytester for the plugin)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from conftest import FIXTURES, ROOT, SAMPLES, run_cli
+
+ITEM = f"{SAMPLES}/item_logging.py:LogInsideForward"
+
+
+# -- output files that are not regular files ----------------------------------------------------
+
+def test_output_into_a_fifo_writes_into_it(tmp_path):
+    fifo = tmp_path / "report.pipe"
+    os.mkfifo(fifo)
+    received: list[str] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
+    reader.start()
+    proc = run_cli(ITEM, "-s", "8,16", "-f", "json", "-o", str(fifo))
+    reader.join(timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert stat.S_ISFIFO(fifo.stat().st_mode)  # still a pipe, not replaced by a file
+    assert json.loads(received[0])["summary"]["graph_count"] == 2
+
+
+def test_output_through_a_symlink_writes_its_target_and_keeps_the_link(tmp_path):
+    real = tmp_path / "reports" / "scan.json"
+    real.parent.mkdir()
+    real.write_text("old")
+    link = tmp_path / "latest.json"
+    link.symlink_to(real)
+    proc = run_cli(ITEM, "-s", "8,16", "-f", "json", "-o", str(link))
+    assert proc.returncode == 0, proc.stderr
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert json.loads(real.read_text())["summary"]["graph_count"] == 2
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mknod of a character device needs root")
+def test_output_onto_a_character_device_is_not_replaced(tmp_path):
+    fake_null = tmp_path / "fakenull"
+    os.mknod(fake_null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # a second /dev/null
+    for dest in (fake_null, "/dev/null"):
+        proc = run_cli(ITEM, "-s", "8,16", "-f", "json", "-o", str(dest))
+        assert proc.returncode == 0, proc.stderr
+        assert stat.S_ISCHR(os.stat(dest).st_mode), dest
+
+
+# -- interruption -------------------------------------------------------------------------------
+
+M = FIXTURES / "models" / "misbehaving.py"
+
+
+def _interrupt(tmp_path, signum: int, *args: str) -> tuple[subprocess.CompletedProcess, float]:
+    """Start the real CLI on a model that sleeps after its first call, signal it once the
+    child is past explain, and return what it did (and how long it took to stop)."""
+    import signal
+    import time
+
+    env = dict(os.environ, TMPDIR=str(tmp_path))  # the scan's temporary folder goes here
+    proc = subprocess.Popen([sys.executable, "-m", "breakscan", f"{M}:SleepsOnLaterCalls",
+                             "-s", "2,3", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # wait until the child has written its stage events
+        events = list(tmp_path.glob("breakscan-*/events.jsonl"))
+        if events and "eager run" in events[0].read_text():
+            break
+        time.sleep(0.2)
+    time.sleep(1.0)
+    sent = time.monotonic()
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=30)
+    took = time.monotonic() - sent
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), took
+
+
+@pytest.mark.parametrize("signame, code", [("SIGTERM", 143), ("SIGINT", 130), ("SIGHUP", 129)])
+def test_a_signal_ends_the_scan_with_a_partial_report(tmp_path, signame, code):
+    import signal
+
+    result, took = _interrupt(tmp_path, getattr(signal, signame))
+    assert result.returncode == code, result.stderr
+    assert took < 2.0
+    assert f"breakscan: interrupted ({signame}) during eager run" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert "PARTIAL REPORT: the scan stopped during eager run" in result.stdout
+    assert "graphs 1 · root-cause breaks 0" in result.stdout  # the first call's capture
+    assert list(tmp_path.glob("breakscan-*")) == []  # temporary folder removed
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(tmp_path) not in ps  # no scan process left behind
+
+
+def test_an_interrupted_json_report_is_still_written(tmp_path):
+    import signal
+
+    dest = tmp_path / "scan.json"
+    result, _ = _interrupt(tmp_path, signal.SIGTERM, "-f", "json", "-o", str(dest))
+    assert result.returncode == 143
+    doc = json.loads(dest.read_text())
+    assert doc["partial"] and doc["stopped_at"] == "eager run"
+    assert doc["error"] == "interrupted (SIGTERM) during eager run"
+
+
+def test_check_stops_at_the_interrupted_target(tmp_path):
+    import signal
+    import time
+
+    config = tmp_path / "pyproject.toml"
+    config.write_text(f"""
+[tool.breakscan]
+[[tool.breakscan.targets]]
+target = "{M}:SleepsOnLaterCalls"
+input-shape = ["2,3"]
+[[tool.breakscan.targets]]
+target = "{ITEM}"
+input-shape = ["8,16"]
+""")
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    proc = subprocess.Popen([sys.executable, "-m", "breakscan", "check", "--config",
+                             str(config), "-f", "json"], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        events = list(tmp_path.glob("breakscan-*/events.jsonl"))
+        if events and "eager run" in events[0].read_text():
+            break
+        time.sleep(0.2)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143, err
+    (model,) = json.loads(out)["models"]  # the second target never ran
+    assert model["exit_code"] == 143 and model["partial"]
+    assert "breakscan: interrupted (SIGTERM) during eager run" in err

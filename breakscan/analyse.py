@@ -667,7 +667,7 @@ def discrepancies(summary: Summary, explain: ExplainCounts, breaks: list[RootBre
     if explain.op_count != summary.op_count:
         methods = sum(g.op_count - g.call_function_count for g in graphs)
         names = sorted({op for g in graphs for op in g.ops if op.startswith(".")})
-        examples = ", ".join(f"x{n}()" for n in names[:4])
+        examples = ", ".join(f"{n}()" for n in names[:4])  # the method, no guessed receiver
         out.append(Discrepancy(
             "op_count", explain.op_count, summary.op_count,
             f"explain counts only call_function nodes; breakscan also counts "

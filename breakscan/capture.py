@@ -346,7 +346,10 @@ def run_eager(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
     except BaseException as exc:
         message = str(exc).lower()
         hint = ""
-        if isinstance(exc, (RuntimeError, ValueError, IndexError)) and (
+        floats = any(isinstance(a, torch.Tensor) and a.is_floating_point() for a in args)
+        if floats and ("'indices'" in message or "embedding" in message):
+            hint = " — the model's first layer takes token ids: pass --dtype int64"
+        elif isinstance(exc, (RuntimeError, ValueError, IndexError)) and (
                 "shape" in message or "size" in message):
             hint = " — check --input-shape / --dtype against what the model expects"
         raise as_model_error(exc, label, hint) from exc

@@ -24,7 +24,7 @@ from .errors import (EXIT_GATE_FAILED, EXIT_MODEL_FAILED, EXIT_USAGE, INTERRUPT_
                      BreakscanError, Interrupted, UsageError, interrupt_signal)
 from .isolate import DEFAULT_TIMEOUT_S
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Find, explain and fix torch.compile graph breaks.",
                   context_settings={"help_option_names": ["-h", "--help"]})
 SUBCOMMANDS = {"scan", "check", "compare", "lint", "rules", "version"}

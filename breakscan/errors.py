@@ -21,6 +21,19 @@ def non_user_prefixes() -> tuple[str, ...]:
         return (_OWN_DIR, "<frozen")
     return (os.path.dirname(spec.origin), _OWN_DIR, "<frozen")
 
+# Set in the isolated scan process from --memory-limit, so out-of-memory messages name it.
+MEMORY_LIMIT_MB: int | None = None
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    return isinstance(exc, MemoryError) or "can't allocate memory" in str(exc) or \
+        type(exc).__name__ == "OutOfMemoryError"
+
+
+def memory_limit_note() -> str:
+    return f" (the scan's --memory-limit is {MEMORY_LIMIT_MB} MB)" if MEMORY_LIMIT_MB else ""
+
+
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
 EXIT_USAGE = 2
@@ -87,7 +100,7 @@ def as_model_error(exc: BaseException, what: str, hint: str = "") -> ModelError:
         raise exc
     if isinstance(exc, SystemExit):
         return ModelError(f"{what} called sys.exit({exc.code})")
-    if isinstance(exc, MemoryError) or "can't allocate memory" in str(exc) or \
-            type(exc).__name__ == "OutOfMemoryError":
-        return ModelError(f"{what} ran out of memory: {describe(exc)}{user_frame_hint(exc)}")
+    if out_of_memory(exc):
+        return ModelError(f"{what} ran out of memory{memory_limit_note()}: {describe(exc)}"
+                          f"{user_frame_hint(exc)}")
     return ModelError(f"{what} failed: {describe(exc)}{user_frame_hint(exc)}{hint}")

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from .report.json import write_atomic
 from .result import Correctness, Fix, FixMetrics, ScanResult
-from .rules import rule_id
+from .rules import rule_for_fix, rule_id
 
 # fix id -> (break category, the setting as users write it, the torch._dynamo.config patch)
 SETTINGS: dict[str, tuple[str, str, dict[str, Any]]] = {
@@ -114,7 +114,8 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
         for fix_id, setting, config in settings:
             if (fix_id, None, None) not in seen:
                 seen.add((fix_id, None, None))
-                plans.append(FixPlan(Fix(rule=rule_id(category), fix_id=fix_id, kind="setting",
+                plans.append(FixPlan(Fix(rule=rule_for_fix(fix_id, category), fix_id=fix_id,
+                                         kind="setting",
                                          title=f"set {setting}", category=category,
                                          setting=setting, file=brk.file, line=brk.line,
                                          before=before), config))
@@ -233,7 +234,7 @@ def _plan_source(plans: list[FixPlan], seen: set, fix_id: str, category: str, fi
     if (fix_id, file, line) in seen:
         return
     seen.add((fix_id, file, line))
-    rule = rule_id(category)
+    rule = rule_for_fix(fix_id, category)
     fix = Fix(rule=rule, fix_id=fix_id, kind="source", title=fix_id, category=category,
               file=file, line=line, before=before, call=call)
     drop = quiet or category in _REWRITE_AS
@@ -296,10 +297,13 @@ def unfixed(result: ScanResult, fixes: list[Fix]) -> list[str]:
 
 
 def _display(path: str) -> str:
+    """Relative to the working directory when the file is inside it, else the full path
+    (never a chain of ../ up to some other folder)."""
     try:
-        return os.path.relpath(path)
+        rel = os.path.relpath(path)
     except ValueError:
         return path
+    return os.path.abspath(path) if rel.startswith("..") else rel
 
 
 def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:

@@ -242,8 +242,11 @@ def _limit_memory(megabytes: int | None) -> None:
         return
     import resource
 
+    from . import errors
+
     limit = megabytes * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+    errors.MEMORY_LIMIT_MB = megabytes
 
 
 def _child_main(work: Path) -> int:
@@ -279,7 +282,10 @@ def _child_main(work: Path) -> int:
         if isinstance(exc, BreakscanError):
             message, code = str(exc), exc.exit_code
         elif isinstance(exc, MemoryError):
-            message, code = "ran out of memory (MemoryError)", EXIT_MODEL_FAILED
+            from .errors import memory_limit_note
+
+            message, code = f"ran out of memory{memory_limit_note()} (MemoryError)", \
+                EXIT_MODEL_FAILED
         elif isinstance(exc, KeyboardInterrupt):
             message, code = "interrupted", EXIT_MODEL_FAILED
         else:

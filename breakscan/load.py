@@ -23,7 +23,8 @@ from typing import Any, Callable, Iterator
 import torch
 from torch import nn
 
-from .errors import ModelError, UsageError, as_model_error, describe, user_frame_hint
+from .errors import (ModelError, UsageError, as_model_error, describe, memory_limit_note,
+                     out_of_memory, user_frame_hint)
 
 DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32, "float": torch.float32, "float64": torch.float64,
@@ -395,10 +396,14 @@ def load_target(target: str, *, input_shapes: list[str] | None = None, dtype: st
         high = _embedding_bound(model)
         try:
             args = tuple(make_tensor(s, torch_dtype, torch_device, high) for s in shapes)
-        except (RuntimeError, TypeError, OverflowError, ValueError) as exc:
-            raise UsageError(f"cannot create inputs of shape "
-                             f"{' and '.join(','.join(map(str, s)) for s in shapes)} "
-                             f"({describe(exc)}); use a smaller --input-shape") from None
+        except (RuntimeError, TypeError, OverflowError, ValueError, MemoryError) as exc:
+            what = ' and '.join(','.join(map(str, s)) for s in shapes)
+            if out_of_memory(exc):
+                raise ModelError(f"creating inputs of shape {what} ran out of memory"
+                                 f"{memory_limit_note()}: use a smaller --input-shape or raise "
+                                 "--memory-limit") from None
+            raise UsageError(f"cannot create inputs of shape {what} ({describe(exc)}); use a "
+                             "smaller --input-shape") from None
         kwargs = {}
     # A bound nn.Module method: call it through the module so hooks still run for forward.
     call = model if method_name == "forward" else fn

@@ -158,6 +158,15 @@ def rule_for(category: str) -> Rule:
     return RULES_BY_CATEGORY.get(category, RULES_BY_CATEGORY["other"])
 
 
+def rule_for_fix(fix_id: str, category: str) -> str:
+    """The rule a fix belongs to: the one whose catalogue entry offers it (the print guard is
+    BS003 even when the break it removes is an `.item()` inside a print), else the break's."""
+    for rule in CATALOGUE:
+        if fix_id in rule.fixes:
+            return rule.id
+    return rule_id(category)
+
+
 def finding_status(status: str, category: str) -> str:
     """What a static finding's run status means, in words (terminal and HTML share this).
 

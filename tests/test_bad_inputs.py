@@ -64,7 +64,12 @@ MATRIX = [
     ("forward raises", [f"{V}:RaisesInForward", "-s", "2,3"], 3, "RuntimeError: boom in forward"),
     ("forward calls sys.exit", [f"{M}:SysExit", "-s", "2,3"], 3, "called sys.exit(4)"),
     ("forward exhausts memory", [f"{M}:Greedy", "-s", "2,3", "--memory-limit", "2000"], 3,
-     "ran out of memory"),
+     "ran out of memory (the scan's --memory-limit is 2000 MB)"),
+    ("inputs larger than --memory-limit", [ITEM, "-s", "30000,30000", "--memory-limit", "2000"],
+     3, "creating inputs of shape 30000,30000 ran out of memory (the scan's --memory-limit is "
+        "2000 MB): use a smaller --input-shape or raise --memory-limit"),
+    ("token ids given as floats", [f"{V}:Tokens", "-s", "4,32"], 3,
+     "pass --dtype int64"),
     ("forward calls os._exit", [f"{M}:HardExit", "-s", "2,3"], 3,
      "exited with status 0 during explain"),
     ("forward segfaults", [f"{M}:Segfaults", "-s", "2,3"], 3,

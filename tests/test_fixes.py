@@ -103,7 +103,8 @@ def test_write_needs_fix():
 def test_an_item_only_logged_is_guarded_with_its_print():
     fixes = _fixes(f"{FIXTURES}/models/fix_cases.py:ItemOnlyLogged")
     guard = _by_id(fixes, "print_guard")
-    assert (guard["rule"], guard["category"], guard["verified"]) == ("BS001", "item", True)
+    # The guard is the print rule's fix (BS003), here removing an .item() break.
+    assert (guard["rule"], guard["category"], guard["verified"]) == ("BS003", "item", True)
     assert (guard["after"]["graph_count"], guard["after"]["breaks"]) == (1, 0)
     # The setting alone gains nothing here: the print still breaks. Reported, not hidden.
     setting = _by_id(fixes, "capture_scalar_outputs")

@@ -142,3 +142,55 @@ input-shape = ["8,16"]
     (model,) = json.loads(out)["models"]  # the second target never ran
     assert model["exit_code"] == 143 and model["partial"]
     assert "breakscan: interrupted (SIGTERM) during eager run" in err
+
+
+# -- messages and labels ------------------------------------------------------------------------
+
+def test_every_help_text_shows_its_brackets_verbatim():
+    """`[tool.breakscan]` and other bracketed words are text, never rich markup to be eaten."""
+    import re
+
+    import typer
+
+    from breakscan.cli import app
+
+    group = typer.main.get_command(app)
+    seen = 0
+    for name, command in [("", group), *group.commands.items()]:
+        texts = [command.help or ""] + [getattr(p, "help", "") or "" for p in command.params]
+        if name == "":
+            texts += [c.get_short_help_str(limit=1000) for c in group.commands.values()]
+        shown = " ".join(run_cli(*([name] if name else []), "--help").stdout.split())
+        for text in texts:
+            for token in re.findall(r"\[[^\]]+\]", text):
+                seen += 1
+                assert token in shown, (name, token)
+    assert seen >= 3  # [tool.breakscan] in check's docstring and --config, at least
+
+
+def test_op_labels_name_the_method_without_a_made_up_receiver():
+    proc = run_cli(ITEM, "-s", "8,16", "-f", "json")
+    (gap,) = [d for d in json.loads(proc.stdout)["discrepancies"] if d["topic"] == "op_count"]
+    assert "(here: .mean())" in gap["reason"] and "x.mean()" not in gap["reason"]
+
+
+def test_a_refused_fix_title_does_not_repeat_and_diffs_name_user_paths(tmp_path):
+    """A fix refused before any rewrite shows its id once; a diff of a file outside the working
+    directory names its real path, never a chain of ../ up to it."""
+    import shutil
+
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    model = tmp_path / "models" / "branchy.py"
+    model.parent.mkdir()
+    shutil.copy(SAMPLES / "tensor_branch.py", model)
+    proc = run_cli(f"{model}:TensorIf", "-s", "8,16", "--fix", "--backend", "eager",
+                   "-f", "json", cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    (fix,) = [f for f in json.loads(proc.stdout)["fixes"] if f["fix_id"] == "torch_where"]
+    assert fix["diff"].startswith(f"--- a/{model}\n") and "../" not in fix["diff"]
+    # Module form: refused before any rewrite, so the title is the id itself.
+    text = run_cli("sample_models.tensor_branch:TensorIf", "-s", "8,16", "--fix", "--backend",
+                   "eager").stdout
+    (head,) = [line for line in text.splitlines() if "BS002 torch_where" in line]
+    assert head.count("torch_where") == 1, head

@@ -293,7 +293,8 @@ def _render_fixes(result: ScanResult, console: Console) -> None:
         where = f"  {short_path(fix.file)}:{fix.line}" if fix.file else ""
         head = Text(f"  {'VERIFIED' if fix.verified else 'NOT VERIFIED'}",
                     style="bold green" if fix.verified else "bold yellow")
-        head.append(f"  {fix.rule} {fix.fix_id}{where}: {fix.title}")
+        title = "" if fix.title == fix.fix_id else f": {fix.title}"  # never the id twice
+        head.append(f"  {fix.rule} {fix.fix_id}{where}{title}")
         console.print(head)
         numbers = fix_numbers(fix)
         if numbers:

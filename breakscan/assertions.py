@@ -36,13 +36,18 @@ def format_failure(name: str, result: ScanResult, gate: GateResult) -> str:
     return "\n".join(lines)
 
 
-def assert_max_graph_breaks(model: Any, inputs: Any = (), *, max_breaks: int | None = 0,
+def assert_max_graph_breaks(model: Any, inputs: Any = (), *, max_breaks: int | None = None,
                             max_graphs: int | None = None,
                             fail_on: str | list[str] | None = None, fullgraph: bool = False,
                             train: bool = False, **input_kwargs: Any) -> ScanResult:
-    """Scan ``model(*inputs, **input_kwargs)`` and raise GraphBreakError past the limits."""
+    """Scan ``model(*inputs, **input_kwargs)`` and raise GraphBreakError past the limits.
+
+    Only the limits given apply; with none at all, ``max_breaks=0``.
+    """
     from .pipeline import scan_callable
 
+    if max_breaks is None and max_graphs is None and not fail_on and not fullgraph:
+        max_breaks = 0
     args = inputs if isinstance(inputs, tuple) else (inputs,)
     result = scan_callable(model, *args, train=train, **input_kwargs)
     gate = evaluate(result, GateConfig(max_breaks=max_breaks, max_graphs=max_graphs,

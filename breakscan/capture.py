@@ -16,6 +16,7 @@ import contextlib
 import copy
 import io
 import logging
+import os
 import sys
 import time
 import warnings
@@ -111,11 +112,16 @@ def dynamo_logs(verbose: bool, notes: list[str]) -> Iterator[tuple[list[str], li
         return
     saved_state = copy.deepcopy(internal._get_log_state())
     registry = internal.log_registry
-    qnames = list(registry.get_log_qnames()) + list(registry.get_artifact_log_qnames())
+    # "torch.__trace" is the structured trace (TORCH_TRACE); its DEBUG records must not reach a
+    # host's handlers (pytest attaches its capture to it: dozens of empty lines per test).
+    qnames = list(registry.get_log_qnames()) + list(registry.get_artifact_log_qnames()) + \
+        ["torch.__trace"]
     saved = [(log, list(log.handlers), log.propagate, log.level)
              for log in map(logging.getLogger, qnames)]
     try:
         torch._logging.set_logs(graph_breaks=True, recompiles=True)
+        if not os.environ.get("TORCH_TRACE"):  # no trace asked for: emit no trace records
+            logging.getLogger("torch.__trace").setLevel(logging.WARNING)
         if not verbose:
             for qname in registry.get_log_qnames():
                 log = logging.getLogger(qname)

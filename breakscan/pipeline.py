@@ -209,15 +209,17 @@ def scan(target: str, *, input_shapes: list[str] | None = None, dtype: str = "fl
 
 def shape_sets_for(loaded: LoadedTarget, vary_batch: str | list[int] | None,
                    shapes: list[str] | None) -> list[tuple[Any, ...]] | None:
-    """The input sets of --vary-batch / --shapes (the scanned inputs' shapes come first)."""
+    """The input sets of --vary-batch / --shapes: exactly the ones listed, in their order, a
+    repeated one once (one rule for both options; the scanned --input-shape is not added)."""
     if vary_batch and shapes:
         raise UsageError("use either --vary-batch or --shapes, not both")
     if vary_batch:
         batches = parse_batches(vary_batch) if isinstance(vary_batch, str) else list(vary_batch)
-        return input_sets(loaded, batches=batches)
+        return input_sets(loaded, batches=list(dict.fromkeys(batches)))
     if shapes:
-        first = [list(a.shape) for a in loaded.args if isinstance(a, torch.Tensor)]
-        return input_sets(loaded, shape_sets=[first] + [parse_shape_set(s) for s in shapes])
+        sets = [parse_shape_set(s) for s in shapes]
+        unique = [s for i, s in enumerate(sets) if s not in sets[:i]]
+        return input_sets(loaded, shape_sets=unique)
     return None
 
 

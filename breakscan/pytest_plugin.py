@@ -17,8 +17,9 @@ import pytest
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "breakscan(max_breaks=0, max_graphs=None, fail_on=None, fullgraph=False): "
-        "limits for the breakscan fixture in this test")
+        "markers", "breakscan(max_breaks=None, max_graphs=None, fail_on=None, fullgraph=False): "
+        "limits for the breakscan fixture in this test (only those given apply; none given: "
+        "max_breaks=0)")
 
 
 @pytest.fixture
@@ -30,10 +31,11 @@ def breakscan(request: pytest.FixtureRequest) -> Callable[..., Any]:
     defaults = dict(marker.kwargs) if marker else {}
 
     def check(model: Any, *inputs: Any, **limits: Any) -> Any:
-        options = {**defaults, **limits}
+        options = {**defaults, **limits}  # only the limits given (marker, then call) apply
         try:
             return assert_max_graph_breaks(model, tuple(inputs), **options)
         except GraphBreakError as exc:
-            pytest.fail(str(exc), pytrace=False)
+            message = str(exc)
+        pytest.fail(message, pytrace=False)  # outside the except: one message, no chain
 
     return check

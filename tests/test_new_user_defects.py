@@ -194,3 +194,28 @@ def test_a_refused_fix_title_does_not_repeat_and_diffs_name_user_paths(tmp_path)
                    "eager").stdout
     (head,) = [line for line in text.splitlines() if "BS002 torch_where" in line]
     assert head.count("torch_where") == 1, head
+
+
+# -- CI formats ---------------------------------------------------------------------------------
+
+def test_recompile_gate_failures_carry_file_and_line_in_github_and_sarif(tmp_path):
+    shape = SAMPLES / "shape_branch.py"
+    args = (f"{shape}:ShapeBranch", "-s", "8,16", "--vary-batch", "2,4,16", "--max-recompiles",
+            "0")
+    github = run_cli(*args, "-f", "github", env={"GITHUB_WORKSPACE": str(ROOT)})
+    assert github.returncode == 1
+    errors = [line for line in github.stdout.splitlines() if "recompile" in line]
+    assert errors and all(line.startswith("::error file=sample_models/shape_branch.py,line=")
+                          for line in errors), github.stdout
+    assert any("line=30," in line for line in errors)  # the guard's line: if x.shape[0] > 8
+    sarif = json.loads(run_cli(*args, "-f", "sarif").stdout)
+    results = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "recompile"]
+    assert results and all(r["level"] == "error" for r in results)
+    loc = results[-1]["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"]["uri"] == "sample_models/shape_branch.py"
+
+
+def test_github_paths_are_relative_to_the_workspace_from_anywhere(tmp_path):
+    proc = run_cli(ITEM, "-s", "8,16", "-f", "github", cwd=tmp_path,
+                   env={"GITHUB_WORKSPACE": str(ROOT)})
+    assert "file=sample_models/item_logging.py,line=30," in proc.stdout, proc.stdout

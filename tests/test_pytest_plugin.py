@@ -39,3 +39,59 @@ def test_plugin_fails_on_break_and_passes_twin(pytester):
         "*fix: Keep the value as a 0-d tensor*",
     ])
     assert "Traceback" not in result.stdout.str()
+
+
+def test_only_the_limits_given_apply_and_a_failure_is_reported_once(pytester):
+    """The README's own example: max_graphs=2, fail_on="item" on a model with one non-item
+    break passes (no hidden max_breaks=0); a failure is one message, with no chained traceback
+    and no Dynamo trace lines in the captured log."""
+    pytester.makepyfile(test_limits=f"""
+        import sys
+        import pytest
+        import torch
+        sys.path.insert(0, {str(SAMPLES)!r})
+        from print_in_forward import PrintInForward
+        from item_logging import LogInsideForward
+
+        def test_other_limits_only(breakscan):
+            result = breakscan(PrintInForward(), torch.randn(8, 16), max_graphs=2,
+                               fail_on="item")
+            assert result.summary.graph_break_count == 1
+
+        @pytest.mark.breakscan(fail_on="item")
+        def test_marker_limit_fails(breakscan):
+            breakscan(LogInsideForward(), torch.randn(8, 16))
+
+        def test_no_limit_means_no_breaks(breakscan):
+            breakscan(PrintInForward(), torch.randn(8, 16))
+    """)
+    result = pytester.runpytest_subprocess("--log-level=DEBUG")
+    result.assert_outcomes(passed=1, failed=2)
+    out = result.stdout.str()
+    assert "During handling of the above exception" not in out
+    assert out.count("failed its graph-break gate: fail_on:item 1 > limit 0") == 1
+    assert out.count("failed its graph-break gate: max_breaks 1 > limit 0") == 1
+    assert "torch.__trace" not in out
+
+
+def test_the_plugin_runs_under_xdist(pytester):
+    pytest = __import__("pytest")
+    pytest.importorskip("xdist")
+    pytester.makepyfile(test_zoo=f"""
+        import sys
+        import pytest
+        import torch
+        sys.path.insert(0, {str(SAMPLES)!r})
+        import item_logging, tensor_branch
+
+        @pytest.mark.parametrize("model", [item_logging.LogOutsideForward,
+                                           tensor_branch.TensorWhere])
+        def test_clean(breakscan, model):
+            assert breakscan(model(), torch.randn(8, 16)).summary.graph_count == 1
+
+        def test_broken(breakscan):
+            breakscan(tensor_branch.TensorIf(), torch.randn(8, 16))
+    """)
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "xdist")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*2 workers*", "*max_breaks 1 > limit 0*"])

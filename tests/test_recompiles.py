@@ -54,8 +54,12 @@ def test_batch_of_one_is_always_specialised():
 
 
 def test_shapes_option_and_its_errors():
-    result = scan(f"{SHAPE}:ShapeBranch", input_shapes=["8,16"], shapes=["12,16", "3,16"])
-    assert result.recompiles.input_sets == [[[8, 16]], [[12, 16]], [[3, 16]]]
+    result = scan(f"{SHAPE}:ShapeBranch", input_shapes=["8,16"],
+                  shapes=["12,16", "3,16", "12,16"])
+    # Exactly the listed sets, a repeated one once (as for --vary-batch).
+    assert result.recompiles.input_sets == [[[12, 16]], [[3, 16]]]
+    batches = scan(f"{SHAPE}:ShapeBranch", input_shapes=["8,16"], vary_batch="2,4,2")
+    assert batches.recompiles.input_sets == [[[2, 16]], [[4, 16]]]
     with pytest.raises(UsageError, match="gives 2 input"):
         scan(f"{SHAPE}:ShapeBranch", input_shapes=["8,16"], shapes=["4,16 4,16"])
     with pytest.raises(UsageError, match="not both"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..categories import CATEGORIES
 from ..result import ModelRun
-from .paths import repo_path
+from .paths import recompile_location, repo_path
 
 
 def _escape_data(text: str) -> str:
@@ -32,8 +32,17 @@ def to_github(runs: list[ModelRun]) -> str:
             lines.append(f"::{level} file={_escape_property(repo_path(brk.file))},"
                          f"line={brk.line},title={title}::{message}")
         for check in (gate.failed() if gate else []):
-            lines.append("::error title=breakscan gate::" + _escape_data(
-                f"{run.target}: {check.name} {check.actual} > limit {check.limit}"))
+            summary = f"{run.target}: {check.name} {check.actual} > limit {check.limit}"
+            recompiles = run.result.recompiles.recompiles if check.name == "max_recompiles" \
+                and run.result.recompiles else []
+            for rec in recompiles:  # each recompile at the guard's line (else the function's)
+                file, line = recompile_location(rec)
+                reasons = "; ".join(rec.reasons) or "guard failed"
+                lines.append(f"::error file={_escape_property(file)},line={line},"
+                             f"title={_escape_property('breakscan gate: recompile')}::"
+                             + _escape_data(f"{summary}\n{rec.function}() recompiled: {reasons}"))
+            if not recompiles:
+                lines.append("::error title=breakscan gate::" + _escape_data(summary))
     return "\n".join(lines) + ("\n" if lines else "")
 
 

@@ -7,7 +7,7 @@ import json
 from .. import __version__
 from ..categories import CATEGORIES
 from ..result import ModelRun
-from .paths import repo_path
+from .paths import recompile_location, repo_path
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -16,6 +16,11 @@ def to_sarif(runs: list[ModelRun]) -> str:
     rules = [{"id": name, "name": name, "shortDescription": {"text": cat.title},
               "help": {"text": cat.suggestion}, "defaultConfiguration": {"level": "warning"}}
              for name, cat in CATEGORIES.items()]
+    rules.append({"id": "recompile", "name": "recompile",
+                  "shortDescription": {"text": "Recompile over the input sets"},
+                  "help": {"text": "A guard failed and Dynamo compiled the frame again; see the "
+                                   "guard's line and the recompile advice in the report."},
+                  "defaultConfiguration": {"level": "warning"}})
     index = {name: i for i, name in enumerate(CATEGORIES)}
     results = []
     for run in runs:
@@ -36,6 +41,21 @@ def to_sarif(runs: list[ModelRun]) -> str:
                     "artifactLocation": {"uri": repo_path(brk.file), "uriBaseId": "%SRCROOT%"},
                     "region": {"startLine": brk.line}}}],
                 "properties": {"owner": brk.owner, "gb_id": brk.gb_id, "target": run.target},
+            })
+        recompiles = run.result.recompiles.recompiles if run.result.recompiles else []
+        recompile_failed = failed and any(c.name == "max_recompiles"
+                                          for c in run.result.gate.failed())
+        for rec in recompiles:
+            file, line = recompile_location(rec)
+            reasons = "; ".join(rec.reasons) or "guard failed"
+            results.append({
+                "ruleId": "recompile", "ruleIndex": len(rules) - 1,
+                "level": "error" if recompile_failed else "warning",
+                "message": {"text": f"{rec.function}() recompiled in {run.target}: {reasons}"},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": {"uri": file, "uriBaseId": "%SRCROOT%"},
+                    "region": {"startLine": line}}}],
+                "properties": {"target": run.target, "input_set": rec.input_set},
             })
     doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
         "tool": {"driver": {"name": "breakscan", "version": __version__,

@@ -133,7 +133,8 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
             _plan_source(plans, seen, "tolist_loop", category, brk.user_frame.file,
                          brk.user_frame.line, None, target_file, before, quiet=True)
     plans.extend(_library_switches(result, before))
-    if result.recompiles is not None and result.recompiles.recompiles:
+    if result.recompiles is not None and result.recompiles.recompiles and \
+            result.recompiles.dynamic_helps is not False:  # not what the scan showed useless
         setting = "torch.compile(model, dynamic=True)"
         plans.append(FixPlan(Fix(rule=rule_id("shape_branch"), fix_id="dynamic", kind="setting",
                                  title=f"compile with {setting}", category="shape_branch",

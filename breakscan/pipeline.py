@@ -22,7 +22,7 @@ from .errors import UsageError
 from .load import (LoadedTarget, describe_inputs, importable_folder, input_sets, load_target,
                    parse_batches, parse_shape_set, positional_names)
 from .measure import measure
-from .recompiles import check_recompiles
+from .recompiles import check_recompiles, link_shape_branches
 from .result import ScanResult, StaticFinding, TimingReport
 
 
@@ -87,6 +87,7 @@ def scan_loaded(loaded: LoadedTarget, *, verbose: bool = False,
                 loaded.fn, shape_sets, training=loaded.training, dynamic_check=dynamic_check,
                 on_stage=lambda name: progress(name, result))
             result.summary.recompile_count = len(result.recompiles.recompiles)
+            link_shape_branches(result.recompiles, result.static)
         if timing:
             def timing_stage(name: str, report: TimingReport) -> None:
                 result.timings = report
@@ -209,17 +210,17 @@ def scan(target: str, *, input_shapes: list[str] | None = None, dtype: str = "fl
 
 def shape_sets_for(loaded: LoadedTarget, vary_batch: str | list[int] | None,
                    shapes: list[str] | None) -> list[tuple[Any, ...]] | None:
-    """The input sets of --vary-batch / --shapes: exactly the ones listed, in their order, a
-    repeated one once (one rule for both options; the scanned --input-shape is not added)."""
+    """The input sets of --vary-batch / --shapes: exactly the ones listed, in their order (one
+    rule for both options; the scanned --input-shape is not added, so nothing is duplicated
+    behind the user's back; a set listed twice is called twice, e.g. to show a recompile on
+    every call)."""
     if vary_batch and shapes:
         raise UsageError("use either --vary-batch or --shapes, not both")
     if vary_batch:
         batches = parse_batches(vary_batch) if isinstance(vary_batch, str) else list(vary_batch)
-        return input_sets(loaded, batches=list(dict.fromkeys(batches)))
+        return input_sets(loaded, batches=batches)
     if shapes:
-        sets = [parse_shape_set(s) for s in shapes]
-        unique = [s for i, s in enumerate(sets) if s not in sets[:i]]
-        return input_sets(loaded, shape_sets=unique)
+        return input_sets(loaded, shape_sets=[parse_shape_set(s) for s in shapes])
     return None
 
 

@@ -198,6 +198,7 @@ class RecompileReport:
     suggestion: str | None = None
     specialised_sets: list[int] = field(default_factory=list)  # indexes with a size 0/1
     dynamic_replayed: int | None = None  # sets replayed with dynamic=True, when not all
+    dynamic_helps: bool | None = None  # the replay had fewer recompiles (None: not replayed)
 
 
 @dataclass

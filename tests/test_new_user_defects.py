@@ -219,3 +219,23 @@ def test_github_paths_are_relative_to_the_workspace_from_anywhere(tmp_path):
     proc = run_cli(ITEM, "-s", "8,16", "-f", "github", cwd=tmp_path,
                    env={"GITHUB_WORKSPACE": str(ROOT)})
     assert "file=sample_models/item_logging.py,line=30," in proc.stdout, proc.stdout
+
+
+def test_a_branch_on_a_shape_gets_one_consistent_message():
+    """Lint, recompile check and --fix agree: two code paths need two graphs, and dynamic=True,
+    shown not to help, is recommended nowhere."""
+    model = FIXTURES / "models" / "fix_cases.py"
+    proc = run_cli(f"{model}:WidthBranch", "-s", "8,16", "--shapes", "8,16", "--shapes", "8,32",
+                   "--fix", "--backend", "eager", "-f", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    report = doc["recompiles"]
+    branch_line = [n for n, t in enumerate(model.read_text().splitlines(), 1)
+                   if t.strip() == "if x.shape[1] == 16:"][0]
+    assert report["recompiles"][0]["guard_lines"] == [f"{model}:{branch_line}"]
+    assert report["dynamic_helps"] is False
+    assert "two code paths need two graphs" in report["suggestion"]
+    (finding,) = [f for f in doc["static"] if f["category"] == "shape_branch"]
+    assert "dynamic=True does not remove it" in finding["message"]
+    assert "use `dynamic=True`" not in finding["message"]
+    assert not [f for f in doc["fixes"] if f["fix_id"] == "dynamic"]

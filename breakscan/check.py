@@ -122,11 +122,12 @@ def limits(values: dict[str, Any], where: str) -> tuple[float | None, int | None
 
 
 def run_config(section: dict[str, Any], config_path: str | Path,
-               overrides: dict[str, Any] | None = None) -> list[ModelRun]:
+               overrides: dict[str, Any] | None = None,
+               on_stage: Callable[[str], None] | None = None) -> list[ModelRun]:
     """Every target of a [tool.breakscan] section, each scanned and gated on its own.
 
     ``overrides`` (e.g. the CLI's --timeout) replace the section's defaults, not a target's own
-    values.
+    values. ``on_stage("check 3/7: model.py:Net · explain")`` follows the scans live.
     """
     defaults = {k: v for k, v in section.items() if k != "targets"}
     defaults.update({k: v for k, v in (overrides or {}).items() if v is not None})
@@ -151,7 +152,10 @@ def run_config(section: dict[str, Any], config_path: str | Path,
         except UsageError as exc:
             runs.append(ModelRun(target=target, result=None, error=str(exc), exit_code=2))
             continue
-        runs.append(run_model(target, kwargs, gate, timeout=timeout, memory_limit_mb=memory))
+        label = f"check {number}/{len(section['targets'])}: {target}"
+        stage = (lambda name, label=label: on_stage(f"{label} · {name}")) if on_stage else None
+        runs.append(run_model(target, kwargs, gate, timeout=timeout, memory_limit_mb=memory,
+                              on_stage=stage))
         if runs[-1].interrupted:
             break  # Ctrl-C / SIGTERM: report what finished, scan no further target
     return runs

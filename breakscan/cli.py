@@ -233,8 +233,10 @@ def _fix(target: str, scan_kwargs: dict, result, timeout: float, memory_limit: O
         err.print(f"breakscan: fix {one.rule} {one.fix_id}: {verdict}", markup=False)
 
     try:
-        result.fixes = verify_fixes(target, scan_kwargs, result, timeout=timeout,
-                                    memory_limit_mb=memory_limit, on_fix=progress)
+        with live_status(target) as on_stage:
+            result.fixes = verify_fixes(target, scan_kwargs, result, timeout=timeout,
+                                        memory_limit_mb=memory_limit, on_fix=progress,
+                                        on_stage=on_stage)
     except FixesInterrupted as stop:
         result.fixes = stop.fixes
         return stop.fixes[-1].reason or "interrupted", stop.exit_code
@@ -303,7 +305,10 @@ def check(
 
     try:
         _check_output(output, output_format)
-        runs = run_config(load_config(config), config, overrides={"timeout": timeout})
+        with live_status("check", enabled=not quiet and output_format is OutputFormat.terminal
+                         and output is None) as on_stage:
+            runs = run_config(load_config(config), config, overrides={"timeout": timeout},
+                              on_stage=on_stage)
         if write_baseline is not None:
             save_baseline(write_baseline, [r.result for r in runs
                                            if r.result is not None and r.error is None])

@@ -341,16 +341,25 @@ class FixesInterrupted(Exception):
 
 def verify_fixes(target: str, scan_kwargs: dict[str, Any], result: ScanResult, *,
                  timeout: float | None, memory_limit_mb: int | None = None,
-                 on_fix: Callable[[Fix], None] | None = None) -> list[Fix]:
-    """Plan and verify every fix, each in its own child process."""
+                 on_fix: Callable[[Fix], None] | None = None,
+                 on_stage: Callable[[str], None] | None = None) -> list[Fix]:
+    """Plan and verify every fix, each in its own child process.
+
+    ``on_stage("fix 2/4: torch_where · explain")`` follows the verifications live.
+    """
     from .isolate import run_isolated
 
     fixes = []
-    for plan in plan_fixes(target, result):
+    plans = plan_fixes(target, result)
+    for number, plan in enumerate(plans, 1):
         fix = plan.fix
         if fix.reason is None:
+            label = f"fix {number}/{len(plans)}: {fix.fix_id}"
+            stage = (lambda name, label=label: on_stage(f"{label} · {name}")) if on_stage \
+                else None
             run = run_isolated(target, scan_kwargs, timeout=timeout,
-                               memory_limit_mb=memory_limit_mb, fix=plan.request())
+                               memory_limit_mb=memory_limit_mb, fix=plan.request(),
+                               on_stage=stage)
             if run.interrupted:
                 fix.reason = f"verification {run.error}"
                 fixes.append(fix)

@@ -239,7 +239,7 @@ def _fix(target: str, scan_kwargs: dict, result, timeout: float, memory_limit: O
                                         on_stage=on_stage)
     except FixesInterrupted as stop:
         result.fixes = stop.fixes
-        return stop.fixes[-1].reason or "interrupted", stop.exit_code
+        return stop.error, stop.exit_code
     result.unfixed = unfixed(result, result.fixes)
     if write:
         for file in write_fixes(result.fixes):

@@ -334,9 +334,9 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
 class FixesInterrupted(Exception):
     """Ctrl-C / SIGTERM during a verification: the fixes verified so far, and the exit code."""
 
-    def __init__(self, fixes: list[Fix], exit_code: int):
-        super().__init__(f"interrupted after {len(fixes)} fix(es)")
-        self.fixes, self.exit_code = fixes, exit_code
+    def __init__(self, fixes: list[Fix], exit_code: int, error: str):
+        super().__init__(error)
+        self.fixes, self.exit_code, self.error = fixes, exit_code, error
 
 
 def verify_fixes(target: str, scan_kwargs: dict[str, Any], result: ScanResult, *,
@@ -365,7 +365,8 @@ def verify_fixes(target: str, scan_kwargs: dict[str, Any], result: ScanResult, *
                 fixes.append(fix)
                 if on_fix:
                     on_fix(fix)
-                raise FixesInterrupted(fixes, run.exit_code)
+                raise FixesInterrupted(fixes, run.exit_code,
+                                       f"{run.error} (verifying fix {fix.fix_id})")
             if run.error is not None:
                 fix.reason = run.error if run.error.startswith("not applicable") else \
                     f"verification did not finish: {run.error}"
@@ -494,7 +495,8 @@ def scan_with_fix(target: str, scan_kwargs: dict[str, Any], request: dict[str, A
     dynamic_check = kwargs.pop("dynamic_check", True)
     on_stage("load", None)
     original = load_target(target, **kwargs)
-    with tempfile.TemporaryDirectory(prefix="breakscan-fix-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="breakscan-fix-",
+                                     dir=os.environ.get("BREAKSCAN_WORK")) as tmp:
         fixed = original
         if request["kind"] == "source":
             fixed = _load_rewritten(target, kwargs, request["file"], request["new_source"],

@@ -254,6 +254,9 @@ def _child_main(work: Path) -> int:
 
     faulthandler.enable(all_threads=True)
     faulthandler.register(signal.SIGUSR1, all_threads=True)
+    # Temporary folders of this scan (a fix's rewritten copy) live in the work folder, which
+    # the parent removes even when it had to kill this process.
+    os.environ["BREAKSCAN_WORK"] = str(work)
     request = json.loads((work / "request.json").read_text())
     reporter = _Reporter(work)
     try:

@@ -193,7 +193,7 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
                 raise as_model_error(exc, "eager call") from exc
             report.eager = _time(bind(fn), threads, max_run_time)
 
-            stage("compile")
+            stage(f"compile ({backend})")
             compiled = compile_(fn, backend=backend, mode=mode, dynamic=dynamic)
             try:
                 actual, report.compile_s = first_call(compiled)
@@ -209,7 +209,7 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
             report.notes.extend(session.notes)
 
         if fullgraph:
-            stage("compile (fullgraph)")
+            stage(f"compile ({backend}, fullgraph)")
             with dynamo_session(training=training):
                 strict = compile_(fn, backend=backend, mode=mode, fullgraph=True,
                                   dynamic=dynamic)

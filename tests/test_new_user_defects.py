@@ -239,3 +239,60 @@ def test_a_branch_on_a_shape_gets_one_consistent_message():
     assert "dynamic=True does not remove it" in finding["message"]
     assert "use `dynamic=True`" not in finding["message"]
     assert not [f for f in doc["fixes"] if f["fix_id"] == "dynamic"]
+
+
+def _signal_when(proc: subprocess.Popen, tmp_path, marker: str, signum: int) -> None:
+    """Send ``signum`` once a scan child's events show ``marker``."""
+    import time
+
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if any(marker in e.read_text() for e in tmp_path.glob("breakscan-*/events.jsonl")):
+            break
+        time.sleep(0.2)
+    time.sleep(0.5)
+    proc.send_signal(signum)
+
+
+def test_fix_interrupted_keeps_what_was_verified_and_writes_nothing(tmp_path):
+    """SIGTERM while a fix is being verified: exit 143, the fix marked interrupted, the file
+    untouched even with --write."""
+    import shutil
+    import signal
+
+    model = tmp_path / "slow_fix.py"
+    shutil.copy(M, model)
+    before = model.read_text()
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    proc = subprocess.Popen([sys.executable, "-m", "breakscan", f"{model}:SlowToFix", "-s", "2,3",
+                             "--fix", "--write", "--backend", "eager", "-f", "json"], cwd=ROOT,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    import time
+
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not list(tmp_path.glob("breakscan-*/breakscan-fix-*")):
+        time.sleep(0.2)  # the fix's child has made its rewritten copy
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "breakscan: interrupted (SIGTERM)" in err and "Traceback" not in err
+    doc = json.loads(out)
+    assert doc["fixes"] and "interrupted (SIGTERM)" in doc["fixes"][-1]["reason"]
+    assert model.read_text() == before and not list(tmp_path.glob("*.breakscan.bak"))
+    assert list(tmp_path.glob("breakscan-*")) == []  # the fix's rewritten copy went too
+
+
+def test_compare_interrupted_reports_and_exits_130(tmp_path):
+    import signal
+
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    proc = subprocess.Popen([sys.executable, "-m", "breakscan", "compare",
+                             f"{M}:SleepsOnLaterCalls", ITEM, "-s", "2,3", "--backend", "eager"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    _signal_when(proc, tmp_path, "eager run", signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "breakscan: interrupted (SIGINT) during eager run" in err
+    assert list(tmp_path.glob("breakscan-*")) == []

@@ -60,25 +60,36 @@ def test_output_onto_a_character_device_is_not_replaced(tmp_path):
 M = FIXTURES / "models" / "misbehaving.py"
 
 
-def _interrupt(tmp_path, signum: int, *args: str) -> tuple[subprocess.CompletedProcess, float]:
-    """Start the real CLI on a model that sleeps after its first call, signal it once the
-    child is past explain, and return what it did (and how long it took to stop)."""
-    import signal
+def _start(tmp_path, *args: str) -> subprocess.Popen:
+    """The real CLI in the background, its temporary folders under ``tmp_path``."""
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    return subprocess.Popen([sys.executable, "-m", "breakscan", *args], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _stage_seen(tmp_path, stage: str):
+    return lambda: any(stage in e.read_text() for e in tmp_path.glob("breakscan-*/events.jsonl"))
+
+
+def _signal_when(proc: subprocess.Popen, tmp_path, ready, signum: int) -> None:
+    """Send ``signum`` once ``ready()`` (the scan reached the stage that sleeps)."""
     import time
 
-    env = dict(os.environ, TMPDIR=str(tmp_path))  # the scan's temporary folder goes here
-    proc = subprocess.Popen([sys.executable, "-m", "breakscan", f"{M}:SleepsOnLaterCalls",
-                             "-s", "2,3", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:  # wait until the child has written its stage events
-        events = list(tmp_path.glob("breakscan-*/events.jsonl"))
-        if events and "eager run" in events[0].read_text():
-            break
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not ready():
         time.sleep(0.2)
     time.sleep(1.0)
-    sent = time.monotonic()
     proc.send_signal(signum)
+
+
+def _interrupt(tmp_path, signum: int, *args: str) -> tuple[subprocess.CompletedProcess, float]:
+    """Start the real CLI on a model that sleeps after its first call, signal it once the
+    child is in its eager run, and return what it did (and how long it took to stop)."""
+    import time
+
+    proc = _start(tmp_path, f"{M}:SleepsOnLaterCalls", "-s", "2,3", *args)
+    _signal_when(proc, tmp_path, _stage_seen(tmp_path, "eager run"), signum)
+    sent = time.monotonic()
     out, err = proc.communicate(timeout=30)
     took = time.monotonic() - sent
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), took
@@ -113,7 +124,6 @@ def test_an_interrupted_json_report_is_still_written(tmp_path):
 
 def test_check_stops_at_the_interrupted_target(tmp_path):
     import signal
-    import time
 
     config = tmp_path / "pyproject.toml"
     config.write_text(f"""
@@ -125,18 +135,8 @@ input-shape = ["2,3"]
 target = "{ITEM}"
 input-shape = ["8,16"]
 """)
-    env = dict(os.environ, TMPDIR=str(tmp_path))
-    proc = subprocess.Popen([sys.executable, "-m", "breakscan", "check", "--config",
-                             str(config), "-f", "json"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        events = list(tmp_path.glob("breakscan-*/events.jsonl"))
-        if events and "eager run" in events[0].read_text():
-            break
-        time.sleep(0.2)
-    time.sleep(1.0)
-    proc.send_signal(signal.SIGTERM)
+    proc = _start(tmp_path, "check", "--config", str(config), "-f", "json")
+    _signal_when(proc, tmp_path, _stage_seen(tmp_path, "eager run"), signal.SIGTERM)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 143, err
     (model,) = json.loads(out)["models"]  # the second target never ran
@@ -241,19 +241,6 @@ def test_a_branch_on_a_shape_gets_one_consistent_message():
     assert not [f for f in doc["fixes"] if f["fix_id"] == "dynamic"]
 
 
-def _signal_when(proc: subprocess.Popen, tmp_path, marker: str, signum: int) -> None:
-    """Send ``signum`` once a scan child's events show ``marker``."""
-    import time
-
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if any(marker in e.read_text() for e in tmp_path.glob("breakscan-*/events.jsonl")):
-            break
-        time.sleep(0.2)
-    time.sleep(0.5)
-    proc.send_signal(signum)
-
-
 def test_fix_interrupted_keeps_what_was_verified_and_writes_nothing(tmp_path):
     """SIGTERM while a fix is being verified: exit 143, the fix marked interrupted, the file
     untouched even with --write."""
@@ -263,17 +250,10 @@ def test_fix_interrupted_keeps_what_was_verified_and_writes_nothing(tmp_path):
     model = tmp_path / "slow_fix.py"
     shutil.copy(M, model)
     before = model.read_text()
-    env = dict(os.environ, TMPDIR=str(tmp_path))
-    proc = subprocess.Popen([sys.executable, "-m", "breakscan", f"{model}:SlowToFix", "-s", "2,3",
-                             "--fix", "--write", "--backend", "eager", "-f", "json"], cwd=ROOT,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    import time
-
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not list(tmp_path.glob("breakscan-*/breakscan-fix-*")):
-        time.sleep(0.2)  # the fix's child has made its rewritten copy
-    time.sleep(1.0)
-    proc.send_signal(signal.SIGTERM)
+    proc = _start(tmp_path, f"{model}:SlowToFix", "-s", "2,3", "--fix", "--write", "--backend",
+                  "eager", "-f", "json")
+    copied = lambda: bool(list(tmp_path.glob("breakscan-*/breakscan-fix-*")))  # noqa: E731
+    _signal_when(proc, tmp_path, copied, signal.SIGTERM)  # the fix's rewritten copy sleeps
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err
     assert "breakscan: interrupted (SIGTERM)" in err and "Traceback" not in err
@@ -286,12 +266,9 @@ def test_fix_interrupted_keeps_what_was_verified_and_writes_nothing(tmp_path):
 def test_compare_interrupted_reports_and_exits_130(tmp_path):
     import signal
 
-    env = dict(os.environ, TMPDIR=str(tmp_path))
-    proc = subprocess.Popen([sys.executable, "-m", "breakscan", "compare",
-                             f"{M}:SleepsOnLaterCalls", ITEM, "-s", "2,3", "--backend", "eager"],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    _signal_when(proc, tmp_path, "eager run", signal.SIGINT)
+    proc = _start(tmp_path, "compare", f"{M}:SleepsOnLaterCalls", ITEM, "-s", "2,3",
+                  "--backend", "eager")
+    _signal_when(proc, tmp_path, _stage_seen(tmp_path, "eager run"), signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "breakscan: interrupted (SIGINT) during eager run" in err

@@ -266,8 +266,7 @@ _GENERIC_HINTS = ("report an issue", "file an issue", "unlikely that Dynamo will
 
 def advice(item: RootBreak) -> str:
     """What the reader can do about this break: never a pointer to text that is not there."""
-    category = item.cause_category if item.frame_skipped and item.cause_category \
-        else item.category
+    category = item.root_category
     parts: list[str] = []
     if item.frame_skipped:
         block = _enclosing_block(item.file, item.line) if item.skip_kind == "whole_frame" \

@@ -32,7 +32,7 @@ _HEADER = re.compile(
     r"in user code at (?P<file>.+):(?P<line>\d+)\s*$")
 _URL_ID = re.compile(r"/gb/gb(\d{4})\.html")
 _FILE_LINE = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+)(?:, in (?P<fn>.+))?$')
-_PROVENANCE = re.compile(r'# File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>[^,]+), '
+PROVENANCE = re.compile(r'# File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>[^,]+), '
                          r'code: (?P<code>.*)$')
 _GRAPH_INPUT = re.compile(r": graph input \((?P<name>L_\w+)\)")
 # How Dynamo fell back to eager, from the reason's wording (symbolic_convert / convert_frame):
@@ -165,7 +165,7 @@ def parse_break_message(text: str) -> BreakRecord | None:
             frame_skipped, skip_kind = True, "loop"
         provenance = [Frame(m.group("file"), int(m.group("line")), m.group("fn").strip(),
                             m.group("code").strip())
-                      for m in map(_PROVENANCE.search, root["explanation"].splitlines()) if m]
+                      for m in map(PROVENANCE.search, root["explanation"].splitlines()) if m]
         return BreakRecord(
             gb_id=gb_id, gb_type=gb_type, explanation=root["explanation"],
             hints=root["hints"], context=root["context"], header_file=header_file,

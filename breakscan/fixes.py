@@ -102,8 +102,7 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
     target_file = _target_file(target)
     before = metrics(result)
     for brk in result.breaks:
-        category = brk.cause_category if brk.frame_skipped and brk.cause_category \
-            else brk.category
+        category = brk.root_category
         settings = [(fix_id, setting, config) for fix_id, (fix_category, setting, config)
                     in SETTINGS.items() if category == fix_category]
         for name, value in hinted_settings(brk):  # what Dynamo's own hints name
@@ -194,8 +193,7 @@ def _library_switches(result: ScanResult, before: FixMetrics) -> list[FixPlan]:
             "/transformers/" in p for p, _ in _chain(b)) and applies(_chain(b))]
         if hits:
             brk = hits[0]
-            category = brk.cause_category if brk.frame_skipped and brk.cause_category \
-                else brk.category
+            category = brk.root_category
             plans.append(FixPlan(Fix(rule=rule_id(category), fix_id=fix_id, kind="switch",
                                      title=f"library switch: {how}", category=category,
                                      setting=how, file=brk.file, line=brk.line, before=before),
@@ -282,8 +280,7 @@ def unfixed(result: ScanResult, fixes: list[Fix]) -> list[str]:
                 for f in fixes for fix_id, _, _, applies in LIBRARY_SWITCHES
                 if fix_id == f.fix_id):
             continue
-        category = brk.cause_category if brk.frame_skipped and brk.cause_category \
-            else brk.category
+        category = brk.root_category
         if category in ("other", "unsupported_call", "explicit_break", "tolist_numpy"):
             why = (f"breakscan has no automatic fix for this {category.replace('_', ' ')} break "
                    "and Dynamo's hints name no setting; follow the advice above")

@@ -124,6 +124,12 @@ class RootBreak:
     skip_kind: str | None = None  # loop | whole_frame | rest_of_frame | metrics
 
     @property
+    def root_category(self) -> str:
+        """The break's own category: for a skipped frame, the break that caused the skip."""
+        return self.cause_category if self.frame_skipped and self.cause_category \
+            else self.category
+
+    @property
     def graph_splits(self) -> int:
         """Frames this break cut: one per record (a nested break cuts every enclosing frame)."""
         return max(self.records, self.explain_reasons, 1)
@@ -394,7 +400,9 @@ class ModelRun:
     @property
     def interrupted(self) -> bool:
         """Stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129) sent to breakscan."""
-        return self.exit_code in (129, 130, 143)
+        from .errors import INTERRUPT_CODES
+
+        return self.exit_code - 128 in INTERRUPT_CODES
 
     def to_dict(self) -> dict[str, Any]:
         return {"target": self.target, "exit_code": self.exit_code, "error": self.error,

@@ -19,6 +19,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from ..breaklog import PROVENANCE
 from ..categories import REGISTRY_URL
 from ..result import Comparison, Fix, ModelRun, RootBreak, ScanResult, StaticFinding
 from ..rules import Rule, finding_status
@@ -156,17 +157,13 @@ def _break_panel(rank: int, brk: RootBreak) -> Panel:
     return Panel(Group(*body), title=title, title_align="left", expand=True)
 
 
-_PROVENANCE = re.compile(r'# File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>[^,]+), '
-                         r'code: (?P<code>.*)$')
-
-
 def _explanation(text: str) -> tuple[str, list[str]]:
     """Dynamo's explanation as prose plus the provenance steps (``file:line in fn: code``)."""
     prose: list[str] = []
     steps: list[str] = []
     after_step = False
     for line in text.splitlines():
-        m = _PROVENANCE.search(line)
+        m = PROVENANCE.search(line)
         if m:
             step = (f"{os.path.basename(m.group('file'))}:{m.group('line')} in "
                     f"{m.group('fn').strip()}: {m.group('code').strip()}")

@@ -69,8 +69,12 @@ def test_only_the_limits_given_apply_and_a_failure_is_reported_once(pytester):
     result.assert_outcomes(passed=1, failed=2)
     out = result.stdout.str()
     assert "During handling of the above exception" not in out
-    assert out.count("failed its graph-break gate: fail_on:item 1 > limit 0") == 1
-    assert out.count("failed its graph-break gate: max_breaks 1 > limit 0") == 1
+    # Counted in the failure reports only: pytest's short summary repeats the first line, in
+    # full when the terminal is wide (COLUMNS), which is pytest's doing, not the plugin's.
+    reports = [line for line in result.stdout.lines if line.startswith("breakscan: ")]
+    assert reports == [
+        "breakscan: LogInsideForward failed its graph-break gate: fail_on:item 1 > limit 0",
+        "breakscan: PrintInForward failed its graph-break gate: max_breaks 1 > limit 0"]
     assert "torch.__trace" not in out
 
 

@@ -194,6 +194,7 @@ def test_sizes_0_and_1_are_not_replayed_with_dynamic_true():
 
 def test_a_status_line_shows_the_stage_on_a_terminal_only(tmp_path):
     """On a TTY, stderr carries a live line with the stage and elapsed time; piped, nothing."""
+    import os
     import shutil
     import subprocess
     import sys
@@ -203,8 +204,10 @@ def test_a_status_line_shows_the_stage_on_a_terminal_only(tmp_path):
     log = tmp_path / "tty.txt"
     command = (f"{sys.executable} -m breakscan {SAMPLES}/shape_branch.py:ShapeBranch -s 8,16 "
                "--vary-batch 2,4,16")
+    # A real terminal type: under TERM=dumb (as on some CI machines) rich draws no live line.
+    env = {**os.environ, "TERM": "xterm-256color"}
     subprocess.run(["script", "-qec", command, str(log)], stdout=subprocess.DEVNULL,
-                   timeout=300, check=True)
+                   timeout=300, check=True, env=env)
     screen = log.read_text(errors="replace")
     assert "ShapeBranch · explain · " in screen and "Recompiles over 3 input sets" in screen
     piped = run_cli(f"{SAMPLES}/shape_branch.py:ShapeBranch", "-s", "8,16")

@@ -250,7 +250,8 @@ def _fix(target: str, scan_kwargs: dict, result, timeout: float, memory_limit: O
 
 @contextlib.contextmanager
 def live_status(label: str, *, enabled: bool = True):
-    """A status line on stderr with the scan's current stage and elapsed time (TTY only).
+    """A status line on stderr with the elapsed time, the current stage and the target (TTY
+    only); the target comes last, so a narrow terminal cuts it rather than the stage.
 
     Yields the ``on_stage`` callback for :func:`breakscan.isolate.run_isolated`, or None when
     stderr is not a terminal or the output is a file format: nothing then reaches stderr.
@@ -264,7 +265,7 @@ def live_status(label: str, *, enabled: bool = True):
         stage = "starting"
 
         def __rich__(self) -> str:
-            return f"breakscan: {label} · {self.stage} · {time.monotonic() - self.started:.0f}s"
+            return f"breakscan {time.monotonic() - self.started:.0f}s · {self.stage} · {label}"
 
     line = Line()
 

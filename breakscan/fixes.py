@@ -477,7 +477,8 @@ def apply_switch(loaded: Any, switch: dict[str, Any]) -> None:
 
 
 def scan_with_fix(target: str, scan_kwargs: dict[str, Any], request: dict[str, Any],
-                  on_stage: Callable[[str, Any], None]) -> FixedScan:
+                  on_stage: Callable[[str, Any], None],
+                  on_progress: Callable[[str], None] | None = None) -> FixedScan:
     """In the child: load the original, apply the fix, rescan and time; compare outputs."""
     import torch
 
@@ -506,7 +507,8 @@ def scan_with_fix(target: str, scan_kwargs: dict[str, Any], request: dict[str, A
         sets = shape_sets_for(fixed, vary_batch, shapes)
         with torch._dynamo.config.patch(**request["config"]):
             result = scan_loaded(fixed, verbose=verbose, shape_sets=sets, timing=options,
-                                 on_stage=on_stage, dynamic_check=dynamic_check)
+                                 on_stage=on_stage, dynamic_check=dynamic_check,
+                                 on_progress=on_progress)
         # After the scan, which must capture the fixed model's first call.
         same = compare_outputs(eager_outputs(original), eager_outputs(fixed))
     return FixedScan(result=result, same_outputs=same)

@@ -35,6 +35,7 @@ from .result import ModelRun, ScanResult
 
 DEFAULT_TIMEOUT_S = 600.0
 _DUMP_GRACE_S = 0.5  # before the deadline, the child is asked to print its stack (SIGUSR1)
+_PROGRESS_EVERY_S = 0.25  # the live line reads progress events this often, at most
 _STACK_LINE = re.compile(r'^\s*File "([^"]+)", line (\d+) in (\S+)', re.M)
 
 
@@ -100,10 +101,13 @@ def _wait(child: subprocess.Popen, work: Path, timeout: float | None,
             child.wait(timeout=0.2 if left is None else min(0.2, left))
             return
         except subprocess.TimeoutExpired:
-            stages = [e["stage"] for e in _read_events(work) if "stage" in e]
+            events = _read_events(work)
+            stages = [e["stage"] for e in events if "stage" in e]
             for name in stages[seen:]:
                 on_stage(name)
             seen = len(stages)
+            if events and "progress" in events[-1] and stages:  # e.g. the runs of a timing
+                on_stage(f"{stages[-1]} {events[-1]['progress']}")
 
 
 def _kill_group(child: subprocess.Popen) -> None:
@@ -219,6 +223,7 @@ class _Reporter:
     def __init__(self, work: Path):
         self.work = work
         self.events = open(work / "events.jsonl", "a", buffering=1, encoding="utf-8")
+        self._progress_at = 0.0
 
     def emit(self, **event: Any) -> None:
         self.events.write(json.dumps(event) + "\n")
@@ -235,6 +240,16 @@ class _Reporter:
         if result is not None:
             self.save(result)
         self.emit(stage=name)
+        self._progress_at = 0.0
+
+    def progress(self, text: str) -> None:
+        """Progress within the current stage (for the live line only; never a stage, so a
+        stopped scan still names the stage): at most a few a second, and not synced to disk."""
+        now = time.monotonic()
+        if now - self._progress_at >= _PROGRESS_EVERY_S:
+            self._progress_at = now
+            self.events.write(json.dumps({"progress": text}) + "\n")
+            self.events.flush()
 
 
 def _limit_memory(megabytes: int | None) -> None:
@@ -270,14 +285,15 @@ def _child_main(work: Path) -> int:
             from .fixes import scan_with_fix
 
             result = scan_with_fix(request["target"], request["scan"], request["fix"],
-                                   reporter.stage)
+                                   reporter.stage, reporter.progress)
         else:
             from .pipeline import TimingOptions, scan
 
             kwargs = dict(request["scan"])
             if kwargs.get("timing") is not None:
                 kwargs["timing"] = TimingOptions(**kwargs["timing"])
-            result = scan(request["target"], on_stage=reporter.stage, **kwargs)
+            result = scan(request["target"], on_stage=reporter.stage,
+                          on_progress=reporter.progress, **kwargs)
         reporter.save(result)
     except BaseException as exc:  # noqa: BLE001 - everything becomes a one-line error
         from .errors import BreakscanError, describe

@@ -35,11 +35,29 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def _time(call: Callable[[], Any], threads: int, max_run_time: float) -> Timing:
+OnProgress = Callable[[str], None]
+
+
+def _time(call: Callable[[], Any], threads: int, max_run_time: float,
+          on_progress: OnProgress | None = None) -> Timing:
+    """Median and IQR of ``call`` after a warm-up; ``on_progress`` hears the runs so far.
+
+    The run count is adaptive (until the IQR is within 10 % of the median or ``max_run_time``
+    is spent), so progress is runs and seconds of the time budget, not runs of a known total.
+    """
     for _ in range(WARMUP_CALLS):
         call()
+    runs, spent = 0, 0.0
+
+    def block_done(number: int, seconds: float) -> None:  # between timed blocks, never inside
+        nonlocal runs, spent
+        runs, spent = runs + number, spent + seconds
+        if on_progress is not None:
+            on_progress(f"{runs} runs, {min(spent, max_run_time):.1f}/{max_run_time:g} s")
+
     m = benchmark.Timer(stmt="call()", globals={"call": call}, num_threads=threads) \
-        .adaptive_autorange(threshold=0.1, min_run_time=0.05, max_run_time=max_run_time)
+        .adaptive_autorange(threshold=0.1, min_run_time=0.05, max_run_time=max_run_time,
+                            callback=block_done)
     return Timing(median_s=m.median, iqr_s=m.iqr, runs=len(m.times) * m.number_per_run,
                   threads=threads)
 
@@ -151,12 +169,14 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
             mode: str | None = None, threads: int = 1, fullgraph: bool = True,
             max_run_time: float = 2.0, dynamic: bool | None = None,
             on_stage: Callable[[str, TimingReport], None] | None = None,
-            compile_only: tuple[Any, str] | None = None) -> TimingReport:
+            compile_only: tuple[Any, str] | None = None,
+            on_progress: OnProgress | None = None) -> TimingReport:
     """Time eager, compiled and (where it compiles) fullgraph; check compiled == eager.
 
     ``on_stage(name, report_so_far)`` is called as each step starts, so an isolated scan that
-    hangs or crashes mid-way still reports the steps that finished. ``compile_only=(owner,
-    method)`` compiles only that method while ``fn`` runs eagerly.
+    hangs or crashes mid-way still reports the steps that finished; ``on_progress(text)`` hears
+    the runs of the step being timed. ``compile_only=(owner, method)`` compiles only that
+    method while ``fn`` runs eagerly.
     """
     def compile_(target: Callable[..., Any], **options: Any) -> Callable[..., Any]:
         if compile_only is not None:
@@ -191,7 +211,7 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
                 expected = bind(fn)()
             except Exception as exc:
                 raise as_model_error(exc, "eager call") from exc
-            report.eager = _time(bind(fn), threads, max_run_time)
+            report.eager = _time(bind(fn), threads, max_run_time, on_progress)
 
             stage(f"compile ({backend})")
             compiled = compile_(fn, backend=backend, mode=mode, dynamic=dynamic)
@@ -202,7 +222,7 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
             else:
                 stage("timing (compiled)")
                 report.correctness = compare_outputs(expected, actual)
-                report.compiled = _time(bind(compiled), threads, max_run_time)
+                report.compiled = _time(bind(compiled), threads, max_run_time, on_progress)
                 report.speedup = report.eager.median_s / report.compiled.median_s
                 report.outside_share, report.graph_s_per_call = _outside_share(
                     bind(compiled), device, backend)
@@ -219,7 +239,7 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
                     report.fullgraph_error = _first_break(exc)
                 else:
                     stage("timing (fullgraph)")
-                    report.fullgraph = _time(bind(strict), threads, max_run_time)
+                    report.fullgraph = _time(bind(strict), threads, max_run_time, on_progress)
     finally:
         torch.set_num_threads(previous_threads)
     if report.compiled and not math.isfinite(report.speedup or math.nan):

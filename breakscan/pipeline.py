@@ -21,7 +21,7 @@ from .capture import run_eager, run_explain
 from .errors import UsageError
 from .load import (LoadedTarget, describe_inputs, importable_folder, input_sets, load_target,
                    parse_batches, parse_shape_set, positional_names)
-from .measure import measure
+from .measure import OnProgress, measure
 from .recompiles import check_recompiles, link_shape_branches
 from .result import ScanResult, StaticFinding, TimingReport
 
@@ -48,11 +48,13 @@ def _no_progress(stage: str, result: ScanResult | None) -> None:
 def scan_loaded(loaded: LoadedTarget, *, verbose: bool = False,
                 shape_sets: list[tuple[Any, ...]] | None = None,
                 timing: TimingOptions | None = None,
-                on_stage: OnStage | None = None, dynamic_check: bool = True) -> ScanResult:
+                on_stage: OnStage | None = None, dynamic_check: bool = True,
+                on_progress: OnProgress | None = None) -> ScanResult:
     """Capture and analyse a loaded target; ``shape_sets`` adds recompiles, ``timing`` timings.
 
     ``on_stage(name, result_so_far)`` is called as each stage starts (the result is None until
     explain has been analysed): the isolated runner uses it to keep partial results.
+    ``on_progress(text)`` hears progress within a stage (the runs of a timing).
     """
     progress = on_stage or _no_progress
     label = f"{loaded.spec.name}.{loaded.method}"
@@ -97,7 +99,8 @@ def scan_loaded(loaded: LoadedTarget, *, verbose: bool = False,
                 loaded.fn, loaded.args, loaded.kwargs, device=loaded.device,
                 training=loaded.training, backend=timing.backend, mode=timing.mode,
                 threads=timing.threads, max_run_time=timing.max_run_time, on_stage=timing_stage,
-                fullgraph=timing.fullgraph, dynamic=timing.dynamic, compile_only=only)
+                fullgraph=timing.fullgraph, dynamic=timing.dynamic, compile_only=only,
+                on_progress=on_progress)
             if result.timings.fullgraph and result.summary.graph_break_count:
                 result.timings.notes.append(
                     "fullgraph=True compiled although a plain torch.compile breaks: it also "
@@ -189,7 +192,8 @@ def scan(target: str, *, input_shapes: list[str] | None = None, dtype: str = "fl
          method: str | None = None, train: bool = False, verbose: bool = False,
          vary_batch: str | list[int] | None = None,
          shapes: list[str] | None = None, timing: TimingOptions | None = None,
-         on_stage: OnStage | None = None, dynamic_check: bool = True) -> ScanResult:
+         on_stage: OnStage | None = None, dynamic_check: bool = True,
+         on_progress: OnProgress | None = None) -> ScanResult:
     """Scan ``FILE.py:NAME[.method]`` (or ``pkg.mod:NAME``) and return the result.
 
     ``vary_batch`` ("1,4,16") or ``shapes`` (["8,16", "8,32"], one string per input set, inputs
@@ -205,7 +209,7 @@ def scan(target: str, *, input_shapes: list[str] | None = None, dtype: str = "fl
                          inputs=inputs, init_args=init_args, method=method, train=train)
     sets = shape_sets_for(loaded, vary_batch, shapes)
     return scan_loaded(loaded, verbose=verbose, shape_sets=sets, timing=timing,
-                       on_stage=on_stage, dynamic_check=dynamic_check)
+                       on_stage=on_stage, dynamic_check=dynamic_check, on_progress=on_progress)
 
 
 def shape_sets_for(loaded: LoadedTarget, vary_batch: str | list[int] | None,

@@ -75,6 +75,27 @@ def run_cli(*args: str, cwd: Path | str = ROOT, env: dict | None = None,
                           capture_output=True, text=True, timeout=timeout)
 
 
+def run_on_terminal(*args: str, cwd: Path | str = ROOT, timeout: int = 300) -> str:
+    """The real CLI on a pseudo-terminal (util-linux ``script``), 200 columns wide and with a
+    real TERM (rich draws no live line under TERM=dumb); returns the screen, escapes removed.
+    Skips when ``script`` is missing."""
+    import shlex
+    import shutil
+    import tempfile
+
+    if shutil.which("script") is None:
+        pytest.skip("util-linux `script` (a pseudo-terminal) is not installed")
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "COLUMNS")}
+    env["TERM"] = "xterm-256color"
+    command = "stty cols 200; " + shlex.join([sys.executable, "-m", "breakscan", *args])
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "screen"
+        subprocess.run(["script", "-qec", command, str(log)], stdout=subprocess.DEVNULL,
+                       cwd=cwd, env=env, timeout=timeout)
+        screen = log.read_text(errors="replace")
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen)
+
+
 @pytest.fixture(scope="session")
 def samples() -> Path:
     return SAMPLES

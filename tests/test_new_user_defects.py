@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from conftest import FIXTURES, ROOT, SAMPLES, run_cli
+from conftest import FIXTURES, ROOT, SAMPLES, run_cli, run_on_terminal
 
 ITEM = f"{SAMPLES}/item_logging.py:LogInsideForward"
 
@@ -142,6 +142,41 @@ input-shape = ["8,16"]
     (model,) = json.loads(out)["models"]  # the second target never ran
     assert model["exit_code"] == 143 and model["partial"]
     assert "breakscan: interrupted (SIGTERM) during eager run" in err
+
+
+# -- progress on long work ----------------------------------------------------------------------
+
+def test_a_timing_shows_its_runs_live():
+    """`timing (compiled) 12 runs, 0.8/2 s`: runs so far and seconds of the budget (the count is
+    adaptive, so there is no total); the stage recorded for a stopped scan stays the bare name."""
+    import re
+
+    screen = run_on_terminal(f"{M}:SleepsEveryCall", "-s", "2,3", "--time", "--backend", "eager")
+    for variant in ("eager", "compiled"):
+        seen = re.findall(rf"· timing \({variant}\) (\d+) runs, (\d\.\d)/2 s · ", screen)
+        assert seen, screen[-2000:]
+        runs = [int(n) for n, _ in seen]
+        assert runs == sorted(runs) and 0.0 <= max(float(s) for _, s in seen) <= 2.0
+
+
+def test_fix_and_check_show_which_fix_and_which_target_live(tmp_path):
+    screen = run_on_terminal(f"{SAMPLES}/print_in_forward.py:PrintInForward", "-s", "8,16",
+                             "--fix", "--backend", "eager")
+    assert "· fix 1/1: print_guard · explain · " in screen, screen[-2000:]
+    assert "fix BS003 print_guard: verified" in screen
+    config = tmp_path / "pyproject.toml"
+    config.write_text(f"""
+[tool.breakscan]
+[[tool.breakscan.targets]]
+target = "{SAMPLES}/item_logging.py:LogInsideForward"
+input-shape = ["8,16"]
+[[tool.breakscan.targets]]
+target = "{ITEM}"
+input-shape = ["8,16"]
+""")
+    screen = run_on_terminal("check", "--config", str(config), cwd=tmp_path)
+    for n in (1, 2):
+        assert f"· check {n}/2: {ITEM} · explain · check" in screen, screen[-2000:]
 
 
 # -- messages and labels ------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from breakscan import scan
 from breakscan.gate import GateConfig, evaluate
 from breakscan.rules import finding_status
 
-from conftest import FIXTURES, SAMPLES, locate, run_cli
+from conftest import FIXTURES, SAMPLES, locate, run_cli, run_on_terminal
 
 RC = FIXTURES / "models" / "real_code.py"
 TOYSCHED = FIXTURES / "site-packages" / "toysched" / "__init__.py"
@@ -192,23 +192,10 @@ def test_sizes_0_and_1_are_not_replayed_with_dynamic_true():
     assert skipped.dynamic_recompile_count is None and "--no-dynamic-check" in skipped.suggestion
 
 
-def test_a_status_line_shows_the_stage_on_a_terminal_only(tmp_path):
+def test_a_status_line_shows_the_stage_on_a_terminal_only():
     """On a TTY, stderr carries a live line with the stage and elapsed time; piped, nothing."""
-    import os
-    import shutil
-    import subprocess
-    import sys
-
-    if shutil.which("script") is None:
-        pytest.skip("util-linux `script` (a pseudo-terminal) is not installed")
-    log = tmp_path / "tty.txt"
-    command = (f"{sys.executable} -m breakscan {SAMPLES}/shape_branch.py:ShapeBranch -s 8,16 "
-               "--vary-batch 2,4,16")
-    # A real terminal type: under TERM=dumb (as on some CI machines) rich draws no live line.
-    env = {**os.environ, "TERM": "xterm-256color"}
-    subprocess.run(["script", "-qec", command, str(log)], stdout=subprocess.DEVNULL,
-                   timeout=300, check=True, env=env)
-    screen = log.read_text(errors="replace")
-    assert "ShapeBranch · explain · " in screen and "Recompiles over 3 input sets" in screen
+    target = f"{SAMPLES}/shape_branch.py:ShapeBranch"
+    screen = run_on_terminal(target, "-s", "8,16", "--vary-batch", "2,4,16")
+    assert f"s · explain · {target}" in screen and "Recompiles over 3 input sets" in screen
     piped = run_cli(f"{SAMPLES}/shape_branch.py:ShapeBranch", "-s", "8,16")
     assert "· explain ·" not in piped.stderr and piped.stderr == ""

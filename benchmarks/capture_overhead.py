@@ -32,7 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from breakscan.analyse import analyse  # noqa: E402
-from breakscan.capture import clean_dynamo_state, run_explain  # noqa: E402
+from breakscan.capture import run_explain  # noqa: E402
+from breakscan.dynamo import clean_dynamo_state  # noqa: E402
 from breakscan.load import load_target  # noqa: E402
 
 
@@ -101,11 +102,12 @@ def breakscan_two_calls(fn, args) -> float:
     from breakscan.result import ScanResult
 
     start = time.perf_counter()
-    summary, explain, graphs, breaks, frames, gaps = analyse(run_explain(fn, args, {}))
+    found = analyse(run_explain(fn, args, {}))
     result = ScanResult(target="", method="forward", torch_version="", python_version="",
-                        device="cpu", training=False, inputs=[], summary=summary,
-                        explain=explain, graphs=graphs, breaks=breaks, frames=frames,
-                        discrepancies=gaps, capture_seconds=0.0)
+                        device="cpu", training=False, inputs=[], summary=found.summary,
+                        explain=found.explain, graphs=found.graphs, breaks=found.breaks,
+                        frames=found.frames, discrepancies=found.discrepancies,
+                        capture_seconds=0.0)
     compare_calls(result, run_explain(fn, args, {}))
     return time.perf_counter() - start
 

@@ -21,6 +21,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from conftest import sample_expectations  # noqa: E402
 
 from breakscan.compare import compare_targets  # noqa: E402
+from breakscan.options import Limits, ScanOptions, TimingOptions  # noqa: E402
 
 VARY = {"ShapeBranch": "2,4,16", "NoShapeBranch": "2,4,16"}
 
@@ -41,9 +42,9 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|")
     for good in sample_expectations():
         for bad in filter(None, (n.strip() for n in good.facts.get("twin_of", "").split(","))):
-            kwargs = {"input_shapes": ["8,16"], "vary_batch": VARY.get(bad),
-                      "timing": {"backend": args.backend}}
-            c = compare_targets(f"{good.file}:{bad}", good.target, kwargs, timeout=600)
+            options = ScanOptions(input_shapes=["8,16"], vary_batch=VARY.get(bad),
+                                  timing=TimingOptions(backend=args.backend))
+            c = compare_targets(f"{good.file}:{bad}", good.target, options, Limits(timeout=600))
             a, b = c.a.result, c.b.result
             if a is None or b is None:
                 print(f"| {bad} → {good.name} | error: {c.a.error or c.b.error} |")

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from breakscan import TimingOptions, scan_callable  # noqa: E402
 from breakscan.load import load_target  # noqa: E402
-from breakscan.capture import clean_dynamo_state  # noqa: E402
+from breakscan.dynamo import clean_dynamo_state  # noqa: E402
 
 
 def sample_models(only: set[str] | None):

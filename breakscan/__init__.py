@@ -15,17 +15,18 @@ from .errors import BreakscanError, ModelError, UsageError
 from .result import SCHEMA_VERSION, ScanResult
 
 __version__ = "0.1.0"
-__all__ = ["scan", "scan_callable", "TimingOptions", "assert_max_graph_breaks",
-           "GraphBreakError", "ScanResult", "SCHEMA_VERSION", "BreakscanError", "UsageError",
-           "ModelError", "__version__"]
-
-_LAZY = {"scan": "pipeline", "scan_callable": "pipeline", "TimingOptions": "pipeline",
-         "assert_max_graph_breaks": "assertions", "GraphBreakError": "assertions"}
+__all__ = ["scan", "scan_callable", "ScanOptions", "TimingOptions", "GateOptions", "Limits",
+           "assert_max_graph_breaks", "GraphBreakError", "ScanResult", "SCHEMA_VERSION",
+           "BreakscanError", "UsageError", "ModelError", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module 'breakscan' has no attribute {name!r}")
+    if name in ("scan", "scan_callable"):
+        from . import pipeline as module
+    elif name in ("ScanOptions", "TimingOptions", "GateOptions", "Limits"):
+        from . import options as module
+    elif name in ("assert_max_graph_breaks", "GraphBreakError"):
+        from . import assertions as module
+    else:
+        raise AttributeError(f"module 'breakscan' has no attribute {name!r}")
+    return getattr(module, name)

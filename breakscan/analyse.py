@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import functools
 import linecache
 import os
 import re
-import site
 import sys
-import sysconfig
 from typing import Any
 
 import torch
@@ -25,96 +22,18 @@ import torch
 from . import categories
 from .breaklog import parse_break_message, split_reason
 from .capture import RawCapture
+from .frames import (acting_frame, is_torch_file, model_stack, module_ast, owner_of, parse_stack,
+                     user_frame)
 from .result import (BreakRecord, CompiledFrame, Discrepancy, ExplainCounts, Frame, GraphInfo,
                      LaterCall, RootBreak, Summary)
 
-_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
-_OWN_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _RESUME = re.compile(r"torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
-_STACK_LINE = re.compile(r'File "(?P<file>.+)", line (?P<line>\d+)')
 _OWNER_RANK = {"user": 0, "third_party": 1, "torch": 2}
-
-
-def _library_dirs() -> tuple[str, ...]:
-    dirs = {sysconfig.get_paths().get(k) for k in ("purelib", "platlib", "stdlib", "platstdlib")}
-    with_site = set(getattr(site, "getsitepackages", lambda: [])())
-    user_site = getattr(site, "getusersitepackages", lambda: None)()
-    dirs |= with_site | ({user_site} if user_site else set())
-    return tuple(sorted(os.path.abspath(d) + os.sep for d in dirs if d))
-
-
-_LIBRARY_DIRS = _library_dirs()
-_STDLIB_DIRS = tuple(sorted({os.path.abspath(d) + os.sep for d in (
-    sysconfig.get_paths().get("stdlib"), sysconfig.get_paths().get("platstdlib")) if d}))
-
-
-def is_torch_file(path: str) -> bool:
-    return os.path.abspath(path).startswith(_TORCH_DIR)
-
-
-def is_stdlib_file(path: str) -> bool:
-    """Python's own library (``copy.py``, ``inspect.py``, ``logging``), not installed packages."""
-    if path.startswith("<frozen"):
-        return True
-    full = os.path.abspath(path)
-    parts = full.split(os.sep)
-    return full.startswith(_STDLIB_DIRS) and "site-packages" not in parts \
-        and "dist-packages" not in parts
-
-
-def owner_of(path: str) -> str:
-    """``torch`` for torch's own files, ``third_party`` for installed packages, else ``user``."""
-    full = os.path.abspath(path)
-    if full.startswith(_TORCH_DIR):
-        return "torch"
-    if "site-packages" in full.split(os.sep) or "dist-packages" in full.split(os.sep) \
-            or full.startswith(_LIBRARY_DIRS) or path.startswith("<frozen"):
-        return "third_party"
-    return "user"
-
-
-def model_stack(stack: list[Frame]) -> list[Frame]:
-    """The part of a Dynamo user stack that belongs to the model.
-
-    Dynamo prepends the frames above the compiled call (breakscan, the CLI, pytest…); cut after
-    breakscan's own last frame and drop torch's ``nn.Module`` call machinery.
-    """
-    start = 0
-    for idx, frame in enumerate(stack):
-        if os.path.abspath(frame.file).startswith(_OWN_DIR):
-            start = idx + 1
-    tail = stack[start:]
-    return [f for f in tail if not (is_torch_file(f.file) and f.function in
-                                    ("_call_impl", "_wrapped_call_impl", "__call__"))]
 
 
 def _source(file: str, line: int, fallback: str = "") -> str:
     text = linecache.getline(file, line).strip()
     return text or fallback
-
-
-def _root_frame(chain: list[Frame]) -> Frame | None:
-    """Where a break is reported: the innermost frame outside torch and the standard library.
-
-    ``copy.py:76 return copier(x)`` or ``inspect.py:241`` is never the line to act on when a
-    library or user frame called it; only a chain of torch and stdlib frames alone falls back to
-    its innermost non-torch frame.
-    """
-    for frame in reversed(chain):
-        if not is_torch_file(frame.file) and not is_stdlib_file(frame.file):
-            return frame
-    for frame in reversed(chain):
-        if not is_torch_file(frame.file):
-            return frame
-    return None
-
-
-def user_frame(chain: list[Frame]) -> Frame | None:
-    """The innermost frame of the user's own code: where to act on a break inside a library."""
-    for frame in reversed(chain):
-        if owner_of(frame.file) == "user":
-            return frame
-    return None
 
 
 class _Roots:
@@ -150,31 +69,13 @@ class _Roots:
 
 def _record_location(record: BreakRecord) -> tuple[list[Frame], Frame | None]:
     chain = model_stack(record.user_stack)
-    root = _root_frame(chain)
+    root = acting_frame(chain)
     if root is None and record.header_file and record.header_line:
         root = Frame(record.header_file, record.header_line, "", "")
     return chain, root
 
 
 _SKIPPED_FRAME = re.compile(r"frame skipped: (?P<fn>\S+) \((?P<file>.+) line (?P<line>\d+)\)")
-
-
-def module_ast(file: str) -> ast.Module | None:
-    """The parsed source of ``file`` (None when it cannot be read or parsed): for the few
-    questions a log record does not answer (which block a line sits in, where a name was set)."""
-    try:
-        return _parsed(file, os.stat(file).st_mtime_ns)
-    except OSError:
-        return None
-
-
-@functools.lru_cache(maxsize=64)
-def _parsed(file: str, mtime_ns: int) -> ast.Module | None:
-    try:
-        with open(file, encoding="utf-8") as fh:
-            return ast.parse(fh.read())
-    except (OSError, SyntaxError, ValueError):
-        return None
 
 
 def _enclosing_block(file: str, line: int) -> str | None:
@@ -364,9 +265,9 @@ def graph_info(index: int, gm: Any) -> GraphInfo:
         calls += node.op == "call_function"
         prefix = "." if node.op == "call_method" else ""
         ops.append(prefix + _target_name(node.target))
-        found = _STACK_LINE.findall(node.meta.get("stack_trace") or "")
+        found = parse_stack(node.meta.get("stack_trace") or "")
         if found:
-            loc = f"{found[-1][0]}:{found[-1][1]}"
+            loc = found[-1].location()
             if loc not in lines:
                 lines.append(loc)
     reason = getattr(gm, "compile_subgraph_reason", None)
@@ -412,8 +313,20 @@ def compiled_frames(raw: RawCapture) -> list[CompiledFrame]:
     return order
 
 
-def analyse(raw: RawCapture) -> tuple[Summary, ExplainCounts, list[GraphInfo], list[RootBreak],
-                                      list[CompiledFrame], list[Discrepancy]]:
+@dataclasses.dataclass
+class Analysis:
+    """What one capture comes to: the ScanResult fields this stage fills in."""
+
+    summary: Summary
+    explain: ExplainCounts
+    graphs: list[GraphInfo]
+    breaks: list[RootBreak]  # root causes, ranked
+    frames: list[CompiledFrame]
+    discrepancies: list[Discrepancy]  # where explain's numbers and breakscan's differ, and why
+
+
+def analyse(raw: RawCapture) -> Analysis:
+    """Reconcile explain's output and the raw records of one capture into root-cause breaks."""
     explain = explain_counts(raw.explain, raw.explain_error)
     graphs = [graph_info(i, gm) for i, gm in enumerate(raw.explain.graphs if raw.explain else [])]
     records = [r for r in (parse_break_message(t) for t in raw.graph_break_logs) if r]
@@ -439,7 +352,7 @@ def analyse(raw: RawCapture) -> tuple[Summary, ExplainCounts, list[GraphInfo], l
 
     for reason in explain.break_reasons:
         chain = model_stack(reason["user_stack"])
-        frame = _root_frame(chain)
+        frame = acting_frame(chain)
         if frame is None:
             continue
         item = roots.find(frame.file, frame.line)
@@ -500,8 +413,8 @@ def analyse(raw: RawCapture) -> tuple[Summary, ExplainCounts, list[GraphInfo], l
                       break_records=len(records) if raw.graph_break_logs or records
                       else sum(b.explain_reasons for b in ordered),
                       op_count=sum(g.op_count for g in graphs), frames_skipped=skipped)
-    return summary, explain, graphs, ordered, frames, discrepancies(summary, explain, ordered,
-                                                                    graphs)
+    return Analysis(summary=summary, explain=explain, graphs=graphs, breaks=ordered,
+                    frames=frames, discrepancies=discrepancies(summary, explain, ordered, graphs))
 
 
 def _assignment_span(file: str, function: str, name: str, before: int) -> tuple[int, int] | None:
@@ -607,7 +520,8 @@ def compare_calls(result: Any, later_raw: RawCapture) -> None:
     ``result`` describes the first call (summary, graphs, explain and the gate stay on it);
     ``later_raw`` is the same model captured again after it has run.
     """
-    summary, explain, _graphs, later_breaks, _frames, _gaps = analyse(later_raw)
+    later = analyse(later_raw)
+    summary, explain, later_breaks = later.summary, later.explain, later.breaks
     later_keys = {(b.file, b.line) for b in later_breaks}
     first_keys = {(b.file, b.line) for b in result.breaks}
     for brk in result.breaks:

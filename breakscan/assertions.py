@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .gate import GateConfig, evaluate, parse_categories
+from .gate import evaluate
+from .options import GateOptions
 from .result import GateResult, ScanResult
 
 
@@ -46,12 +47,11 @@ def assert_max_graph_breaks(model: Any, inputs: Any = (), *, max_breaks: int | N
     """
     from .pipeline import scan_callable
 
-    if max_breaks is None and max_graphs is None and not fail_on and not fullgraph:
-        max_breaks = 0
+    limits = GateOptions.for_test(max_breaks=max_breaks, max_graphs=max_graphs,
+                                  fail_on=fail_on, fullgraph=fullgraph)
     args = inputs if isinstance(inputs, tuple) else (inputs,)
     result = scan_callable(model, *args, train=train, **input_kwargs)
-    gate = evaluate(result, GateConfig(max_breaks=max_breaks, max_graphs=max_graphs,
-                                       fail_on=parse_categories(fail_on), fullgraph=fullgraph))
+    gate = evaluate(result, limits)
     result.gate = gate
     if not gate.passed:
         name = type(model).__name__

@@ -25,15 +25,13 @@ from __future__ import annotations
 
 import re
 
-from .result import BreakRecord, Frame
+from .frames import parse_stack, provenance_frame
+from .result import BreakRecord
 
 _HEADER = re.compile(
     r"Graph break (?P<dup>\(user stack suppressed due to duplicate graph break\) )?"
     r"in user code at (?P<file>.+):(?P<line>\d+)\s*$")
 _URL_ID = re.compile(r"/gb/gb(\d{4})\.html")
-_FILE_LINE = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+)(?:, in (?P<fn>.+))?$')
-PROVENANCE = re.compile(r'# File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>[^,]+), '
-                         r'code: (?P<code>.*)$')
 _GRAPH_INPUT = re.compile(r": graph input \((?P<name>L_\w+)\)")
 # How Dynamo fell back to eager, from the reason's wording (symbolic_convert / convert_frame):
 SKIP_KINDS = (
@@ -103,22 +101,6 @@ def _parse_blocks(lines: list[str]) -> list[dict]:
     return blocks
 
 
-def _parse_traceback(lines: list[str]) -> list[Frame]:
-    frames: list[Frame] = []
-    for idx, line in enumerate(lines):
-        m = _FILE_LINE.match(line)
-        if not m:
-            continue
-        code = ""
-        if idx + 1 < len(lines) and not _FILE_LINE.match(lines[idx + 1]):
-            nxt = lines[idx + 1].strip()
-            if nxt and not set(nxt) <= set("^~ "):
-                code = nxt
-        frames.append(Frame(file=m.group("file"), line=int(m.group("line")),
-                            function=(m.group("fn") or "").strip(), code=code))
-    return frames
-
-
 def parse_break_message(text: str) -> BreakRecord | None:
     """Parse one ``graph_breaks`` log message; None when it is not a break record."""
     lines = text.splitlines()
@@ -152,7 +134,7 @@ def parse_break_message(text: str) -> BreakRecord | None:
             if line and not line.startswith(" "):
                 stack_lines = tail[:idx]
                 break
-    user_stack = _parse_traceback(stack_lines)
+    user_stack = parse_stack("\n".join(stack_lines))
 
     skip_kind = next((kind for kind, marker in SKIP_KINDS if marker in text), None)
     frame_skipped = skip_kind in ("loop", "whole_frame")
@@ -163,9 +145,7 @@ def parse_break_message(text: str) -> BreakRecord | None:
         wrapper = blocks[-1] if len(blocks) > 1 else None
         if wrapper and (wrapper["gb_id"] == "GB7000" or "loop" in wrapper["gb_type"]):
             frame_skipped, skip_kind = True, "loop"
-        provenance = [Frame(m.group("file"), int(m.group("line")), m.group("fn").strip(),
-                            m.group("code").strip())
-                      for m in map(PROVENANCE.search, root["explanation"].splitlines()) if m]
+        provenance = [f for f in map(provenance_frame, root["explanation"].splitlines()) if f]
         return BreakRecord(
             gb_id=gb_id, gb_type=gb_type, explanation=root["explanation"],
             hints=root["hints"], context=root["context"], header_file=header_file,

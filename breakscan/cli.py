@@ -22,7 +22,7 @@ from rich.console import Console
 from . import __version__
 from .errors import (EXIT_GATE_FAILED, EXIT_MODEL_FAILED, EXIT_USAGE, INTERRUPT_CODES,
                      BreakscanError, Interrupted, UsageError, interrupt_signal)
-from .isolate import DEFAULT_TIMEOUT_S
+from .options import DEFAULT_TIMEOUT_S
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Find, explain and fix torch.compile graph breaks.",
@@ -60,7 +60,7 @@ def _emit(runs, fmt: OutputFormat, output: Optional[Path], *, quiet: bool, verbo
     """Write the chosen format (stdout, or -o FILE plus the terminal summary)."""
     from .report import render_file_format
     from .report import terminal
-    from .report.json import write_atomic
+    from .files import write_atomic
 
     console = make_console()
     if fmt is OutputFormat.terminal:
@@ -158,31 +158,32 @@ def scan(
     The scan runs in a child process: a model that hangs, crashes or exits ends with exit 3,
     a one-line error naming the stage, and the report of the stages that finished.
     """
-    from .check import gate_config, run_model
     from .gate import write_baseline as save_baseline
+    from .options import Limits, ScanOptions, TimingOptions, gate_options
+    from .runner import run_model
+
     try:
         _check_output(output, output_format)
-        gate = gate_config({"max-breaks": max_breaks, "max-graphs": max_graphs,
-                            "max-recompiles": max_recompiles, "fail-on": fail_on,
-                            "fullgraph": fullgraph, "baseline": str(baseline) if baseline
-                            else None}, target=target, where="command line")
-        # TimingOptions' fields; a dict keeps torch out of this (parent) process.
         if write and not fix:
             raise UsageError("--write applies verified fixes: use it with --fix")
-        timing = dict(backend=backend, mode=mode, threads=threads) if time_it or fix else None
-        scan_kwargs = dict(input_shapes=input_shape, dtype=dtype, device=device, inputs=inputs,
-                           init_args=init_args, method=method, train=train, verbose=verbose,
-                           vary_batch=vary_batch, shapes=shapes, timing=timing,
-                           dynamic_check=dynamic_check)
+        gate = gate_options(max_breaks=max_breaks, max_graphs=max_graphs,
+                            max_recompiles=max_recompiles, fail_on=fail_on, fullgraph=fullgraph,
+                            baseline=str(baseline) if baseline else None, target=target)
+        options = ScanOptions(
+            input_shapes=input_shape or (), dtype=dtype, device=device, inputs=inputs,
+            init_args=init_args, method=method, train=train, verbose=verbose,
+            vary_batch=vary_batch, shapes=shapes or (), dynamic_check=dynamic_check,
+            timing=TimingOptions(backend=backend, mode=mode, threads=threads)
+            if time_it or fix else None)
+        limits = Limits(timeout=timeout, memory_limit_mb=memory_limit)
         with live_status(target, enabled=not quiet and output_format is OutputFormat.terminal
                          and output is None) as on_stage:
-            run = run_model(target, scan_kwargs, gate, timeout=timeout,
-                            memory_limit_mb=memory_limit, on_stage=on_stage)
+            run = run_model(target, options, gate, limits, on_stage=on_stage)
         if run.error is not None and run.exit_code != EXIT_MODEL_FAILED and \
                 not run.interrupted:
             _fail_run(run, debug)  # bad input: nothing ran, nothing to report
         if fix and run.error is None:
-            stopped = _fix(target, scan_kwargs, run.result, timeout, memory_limit, write)
+            stopped = _fix(target, options, run.result, limits, write)
             if stopped is not None:  # interrupted mid-way: report what was verified so far
                 run.error, run.exit_code = stopped
         if write_baseline is not None and run.error is None:
@@ -206,7 +207,7 @@ def scan(
 
 def _write_html(runs, path: Path, comparison=None) -> None:
     from .report.html import to_html
-    from .report.json import write_atomic
+    from .files import write_atomic
 
     if path.is_dir():
         raise UsageError(f"--html {path} is a directory; name a file")
@@ -218,8 +219,7 @@ def _write_html(runs, path: Path, comparison=None) -> None:
     err.print(f"breakscan: wrote HTML report {path}", markup=False)
 
 
-def _fix(target: str, scan_kwargs: dict, result, timeout: float, memory_limit: Optional[int],
-         write: bool) -> tuple[str, int] | None:
+def _fix(target: str, options, result, limits, write: bool) -> tuple[str, int] | None:
     """--fix: verify every proposed fix (progress on stderr), then --write the verified ones.
 
     Returns (error, exit code) when interrupted: nothing is written then.
@@ -234,8 +234,7 @@ def _fix(target: str, scan_kwargs: dict, result, timeout: float, memory_limit: O
 
     try:
         with live_status(target) as on_stage:
-            result.fixes = verify_fixes(target, scan_kwargs, result, timeout=timeout,
-                                        memory_limit_mb=memory_limit, on_fix=progress,
+            result.fixes = verify_fixes(target, options, result, limits, on_fix=progress,
                                         on_stage=on_stage)
     except FixesInterrupted as stop:
         result.fixes = stop.fixes
@@ -301,7 +300,8 @@ def check(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
     """Scan and gate every target listed in [tool.breakscan] (pyproject.toml)."""
-    from .check import load_config, overall_exit_code, run_config
+    from .check import load_config, run_config
+    from .result import overall_exit_code
     from .gate import write_baseline as save_baseline
 
     try:
@@ -349,17 +349,18 @@ def compare(
 ) -> None:
     """Scan and time two targets the same way, side by side, and compare their outputs."""
     from .compare import compare_targets
+    from .options import Limits, ScanOptions, TimingOptions
     from .report import terminal
-    from .report.json import write_atomic
+    from .files import write_atomic
 
     try:
         _check_output(output, output_format)
         if output_format not in (OutputFormat.terminal, OutputFormat.json):
             raise UsageError("compare writes --format terminal or json")
-        kwargs = dict(input_shapes=input_shape, dtype=dtype, device=device, inputs=inputs,
-                      init_args=init_args, vary_batch=vary_batch,
-                      timing=dict(backend=backend, mode=mode, threads=threads))
-        comparison = compare_targets(target_a, target_b, kwargs, timeout=timeout)
+        options = ScanOptions(input_shapes=input_shape or (), dtype=dtype, device=device,
+                              inputs=inputs, init_args=init_args, vary_batch=vary_batch,
+                              timing=TimingOptions(backend=backend, mode=mode, threads=threads))
+        comparison = compare_targets(target_a, target_b, options, Limits(timeout=timeout))
         for run in (comparison.a, comparison.b):
             if run.error is not None and (run.result is None or run.interrupted):
                 _fail_run(run, False)

@@ -8,25 +8,27 @@ assumed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
+from .options import Limits, ScanOptions
 from .result import Comparison, Correctness, ModelRun
 
+OUTPUTS_JOB = "breakscan.compare:outputs_of_both"
 
-def compare_targets(a: str, b: str, scan_kwargs: dict[str, Any], *, timeout: float | None,
-                    memory_limit_mb: int | None = None) -> Comparison:
-    from .check import run_model
+
+def compare_targets(a: str, b: str, options: ScanOptions, limits: Limits = Limits()) -> Comparison:
+    """Scan A, then B (unless A was interrupted), then compare their outputs in a third child."""
     from .isolate import run_isolated
+    from .runner import run_model
 
-    run_a = run_model(a, scan_kwargs, None, timeout=timeout, memory_limit_mb=memory_limit_mb)
+    run_a = run_model(a, options, None, limits)
     run_b = ModelRun(target=b, result=None, error=run_a.error, exit_code=run_a.exit_code,
-                     stage=None) if run_a.interrupted else \
-        run_model(b, scan_kwargs, None, timeout=timeout, memory_limit_mb=memory_limit_mb)
+                     stage=None) if run_a.interrupted else run_model(b, options, None, limits)
     if run_a.error or run_b.error:
         return Comparison(run_a, run_b, weights_shared=False, outputs=None,
                           note="outputs not compared: a scan did not finish")
-    outputs = run_isolated(a, scan_kwargs, timeout=timeout, memory_limit_mb=memory_limit_mb,
-                           compare_with=b)
+    outputs = run_isolated(OUTPUTS_JOB, {"a": a, "b": b, "options": options.to_dict()},
+                           target=a, limits=limits)
     if outputs.error:
         return Comparison(run_a, run_b, weights_shared=False, outputs=None,
                           note=f"outputs not compared: {outputs.error}")
@@ -34,17 +36,16 @@ def compare_targets(a: str, b: str, scan_kwargs: dict[str, Any], *, timeout: flo
     return Comparison(run_a, run_b, weights_shared=shared, outputs=correctness, note=note)
 
 
-def outputs_of_both(a: str, b: str, scan_kwargs: dict[str, Any],
-                    on_stage: Any) -> tuple[bool, Correctness | None, str | None]:
-    """In the child: (B got A's weights, B's outputs vs A's, why not compared)."""
+def outputs_of_both(request: dict[str, Any], on_stage: Callable[[str, Any], None],
+                    on_progress: Any = None) -> tuple[bool, Correctness | None, str | None]:
+    """The isolated child's job: (B got A's weights, B's outputs vs A's, why not compared)."""
     from .load import load_target
     from .measure import compare_outputs, eager_outputs
 
-    kwargs = {k: v for k, v in scan_kwargs.items()
-              if k not in ("timing", "vary_batch", "shapes", "verbose", "dynamic_check")}
+    load = ScanOptions.from_dict(request["options"]).load_options
     on_stage("load", None)
-    first = load_target(a, **kwargs)
-    second = load_target(b, **kwargs)
+    first = load_target(request["a"], **load)
+    second = load_target(request["b"], **load)
     second.args, second.kwargs = first.args, first.kwargs
     shared = True
     try:

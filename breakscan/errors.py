@@ -6,20 +6,6 @@ shown only with ``--debug``.
 
 from __future__ import annotations
 
-import os
-import traceback
-
-_OWN_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-def non_user_prefixes() -> tuple[str, ...]:
-    """Folders whose frames are never "the user's line": torch's and breakscan's own."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("torch")  # finds torch without importing it (1 s)
-    if spec is None or not spec.origin:  # pragma: no cover - torch is a hard dependency
-        return (_OWN_DIR, "<frozen")
-    return (os.path.dirname(spec.origin), _OWN_DIR, "<frozen")
 
 # Set in the isolated scan process from --memory-limit, so out-of-memory messages name it.
 MEMORY_LIMIT_MB: int | None = None
@@ -74,16 +60,11 @@ class ModelError(BreakscanError):
     exit_code = EXIT_MODEL_FAILED
 
 
-def user_frame_hint(exc: BaseException, skip_prefixes: tuple[str, ...] | None = None) -> str:
-    """'at file:line' for the innermost frame of ``exc`` outside torch and breakscan."""
-    skip_prefixes = non_user_prefixes() if skip_prefixes is None else skip_prefixes
-    frames = traceback.extract_tb(exc.__traceback__)
-    if isinstance(exc, SyntaxError) and exc.filename:
-        return f" at {exc.filename}:{exc.lineno}"
-    for frame in reversed(frames):
-        if not frame.filename.startswith(skip_prefixes):
-            return f" at {frame.filename}:{frame.lineno}"
-    return ""
+def user_frame_hint(exc: BaseException) -> str:
+    """' at file:line' of the line to act on in ``exc``'s traceback (see frames.acting_frame)."""
+    from .frames import frames_of, where
+
+    return where(frames_of(exc))
 
 
 def describe(exc: BaseException) -> str:

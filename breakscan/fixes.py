@@ -17,26 +17,19 @@ import re
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from .report.json import write_atomic
+from .files import write_atomic
+from .options import Limits, ScanOptions, TimingOptions
+from .frames import display_path
 from .result import Correctness, Fix, FixMetrics, ScanResult
-from .rules import rule_for_fix, rule_id
+from .rules import FIXES, fixes_for, rule_for_fix, rule_id
 
 # fix id -> (break category, the setting as users write it, the torch._dynamo.config patch)
-SETTINGS: dict[str, tuple[str, str, dict[str, Any]]] = {
-    "capture_scalar_outputs": (
-        "item", "torch._dynamo.config.capture_scalar_outputs = True",
-        {"capture_scalar_outputs": True}),
-    "capture_dynamic_output_shape_ops": (
-        "dynamic_shape_op", "torch._dynamo.config.capture_dynamic_output_shape_ops = True",
-        {"capture_dynamic_output_shape_ops": True}),
-}
-SOURCE_FIXES = {"print": "print_guard", "data_dependent_branch": "torch_where",
-                "item": "print_guard"}  # an .item() whose value is only printed or logged
-# The rewriter's category for a break category (an .item() inside a print is a print to guard).
+# The fixes themselves (ids, kinds, settings, the rule each belongs to) are in the rule
+# registry: rules.FIXES. The rewriter's category for a break category (an .item() inside a print is a print to guard).
 _REWRITE_AS = {"item": "print"}
 # A Dynamo setting named in a break's hints, e.g. "Set torch._dynamo.config.allow_rnn=True".
 _HINTED_SETTING = re.compile(r"torch\._dynamo\.config\.(?P<name>\w+)\s*=\s*(?P<value>True|False|\d+)")
@@ -103,8 +96,8 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
     before = metrics(result)
     for brk in result.breaks:
         category = brk.root_category
-        settings = [(fix_id, setting, config) for fix_id, (fix_category, setting, config)
-                    in SETTINGS.items() if category == fix_category]
+        settings = [(spec.id, spec.setting, dict(spec.config))
+                    for spec in fixes_for(category, "setting")]
         for name, value in hinted_settings(brk):  # what Dynamo's own hints name
             if not any(name in config for _, _, config in settings) and \
                     hasattr(_dynamo_config(), name):
@@ -118,7 +111,8 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
                                          title=f"set {setting}", category=category,
                                          setting=setting, file=brk.file, line=brk.line,
                                          before=before), config))
-        fix_id = SOURCE_FIXES.get(category)
+        source_fixes = fixes_for(category, "source")
+        fix_id = source_fixes[0].id if source_fixes else None
         if fix_id is not None and brk.owner == "user":
             _plan_source(plans, seen, fix_id, category, brk.file, brk.line, None, target_file,
                          before)
@@ -134,8 +128,8 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
     plans.extend(_library_switches(result, before))
     if result.recompiles is not None and result.recompiles.recompiles and \
             result.recompiles.dynamic_helps is not False:  # not what the scan showed useless
-        setting = "torch.compile(model, dynamic=True)"
-        plans.append(FixPlan(Fix(rule=rule_id("shape_branch"), fix_id="dynamic", kind="setting",
+        setting = FIXES["dynamic"].setting
+        plans.append(FixPlan(Fix(rule=FIXES["dynamic"].rule, fix_id="dynamic", kind="setting",
                                  title=f"compile with {setting}", category="shape_branch",
                                  setting=setting, before=before), {}, dynamic=True))
     return plans
@@ -258,7 +252,7 @@ def _plan_source(plans: list[FixPlan], seen: set, fix_id: str, category: str, fi
             fix.reason = f"refused: {rewrite.refused}"
             plans.append(FixPlan(fix, {}))
         return
-    fix.diff = unified_diff(source, rewrite.new_source, _display(file))
+    fix.diff = unified_diff(source, rewrite.new_source, display_path(file))
     plans.append(FixPlan(fix, {}, new_source=rewrite.new_source))
 
 
@@ -290,18 +284,8 @@ def unfixed(result: ScanResult, fixes: list[Fix]) -> list[str]:
         else:
             why = "no rewrite applies to this line; follow the advice above"
         out.append(f"no fix proposed for #{rank} ({brk.category} at "
-                   f"{_display(brk.file)}:{brk.line}): {why}")
+                   f"{display_path(brk.file)}:{brk.line}): {why}")
     return out
-
-
-def _display(path: str) -> str:
-    """Relative to the working directory when the file is inside it, else the full path
-    (never a chain of ../ up to some other folder)."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return os.path.abspath(path) if rel.startswith("..") else rel
 
 
 def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
@@ -336,11 +320,14 @@ class FixesInterrupted(Exception):
         self.fixes, self.exit_code, self.error = fixes, exit_code, error
 
 
-def verify_fixes(target: str, scan_kwargs: dict[str, Any], result: ScanResult, *,
-                 timeout: float | None, memory_limit_mb: int | None = None,
+FIX_JOB = "breakscan.fixes:scan_with_fix"
+
+
+def verify_fixes(target: str, options: ScanOptions, result: ScanResult, limits: Limits, *,
                  on_fix: Callable[[Fix], None] | None = None,
                  on_stage: Callable[[str], None] | None = None) -> list[Fix]:
-    """Plan and verify every fix, each in its own child process.
+    """Plan and verify every fix, each in its own child process (the scan's options and
+    limits), and ``on_fix(fix)`` as each is judged.
 
     ``on_stage("fix 2/4: torch_where · explain")`` follows the verifications live.
     """
@@ -354,9 +341,9 @@ def verify_fixes(target: str, scan_kwargs: dict[str, Any], result: ScanResult, *
             label = f"fix {number}/{len(plans)}: {fix.fix_id}"
             stage = (lambda name, label=label: on_stage(f"{label} · {name}")) if on_stage \
                 else None
-            run = run_isolated(target, scan_kwargs, timeout=timeout,
-                               memory_limit_mb=memory_limit_mb, fix=plan.request(),
-                               on_stage=stage)
+            run = run_isolated(FIX_JOB, {"target": target, "options": options.to_dict(),
+                                         "fix": plan.request()},
+                               target=target, limits=limits, on_stage=stage)
             if run.interrupted:
                 fix.reason = f"verification {run.error}"
                 fixes.append(fix)
@@ -476,43 +463,40 @@ def apply_switch(loaded: Any, switch: dict[str, Any]) -> None:
         loaded.compile_only = switch["compile_only"]
 
 
-def scan_with_fix(target: str, scan_kwargs: dict[str, Any], request: dict[str, Any],
-                  on_stage: Callable[[str, Any], None],
+def scan_with_fix(request: dict[str, Any], on_stage: Callable[[str, Any], None],
                   on_progress: Callable[[str], None] | None = None) -> FixedScan:
-    """In the child: load the original, apply the fix, rescan and time; compare outputs."""
+    """The isolated child's job: load the original, apply ``request["fix"]``, rescan and time;
+    compare outputs."""
     import torch
 
     from .load import load_target
     from .measure import compare_outputs, eager_outputs
-    from .pipeline import TimingOptions, scan_loaded, shape_sets_for
+    from .pipeline import scan_loaded, shape_sets_for
 
-    kwargs = dict(scan_kwargs)
-    timing = kwargs.pop("timing", None)
-    vary_batch, shapes = kwargs.pop("vary_batch", None), kwargs.pop("shapes", None)
-    verbose = kwargs.pop("verbose", False)
-    dynamic_check = kwargs.pop("dynamic_check", True)
+    target, fix = request["target"], request["fix"]
+    options = ScanOptions.from_dict(request["options"])
+    load = options.load_options
     on_stage("load", None)
-    original = load_target(target, **kwargs)
+    original = load_target(target, **load)
     with tempfile.TemporaryDirectory(prefix="breakscan-fix-",
                                      dir=os.environ.get("BREAKSCAN_WORK")) as tmp:
         fixed = original
-        if request["kind"] == "source":
-            fixed = _load_rewritten(target, kwargs, request["file"], request["new_source"],
-                                    original, Path(tmp))
-        elif request["kind"] == "switch":
-            fixed = load_target(target, **kwargs)  # a second copy, same seed: same weights
-            apply_switch(fixed, request["switch"])
-        options = TimingOptions(**timing) if timing else TimingOptions()
-        options.fullgraph, options.dynamic = False, request.get("dynamic")
-        sets = shape_sets_for(fixed, vary_batch, shapes)
-        with torch._dynamo.config.patch(**request["config"]):
-            result = scan_loaded(fixed, verbose=verbose, shape_sets=sets, timing=options,
-                                 on_stage=on_stage, dynamic_check=dynamic_check,
-                                 on_progress=on_progress)
+        if fix["kind"] == "source":
+            fixed = _load_rewritten(target, load, fix["file"], fix["new_source"], original,
+                                    Path(tmp))
+        elif fix["kind"] == "switch":
+            fixed = load_target(target, **load)  # a second copy, same seed: same weights
+            apply_switch(fixed, fix["switch"])
+        timing = replace(options.timing or TimingOptions(), fullgraph=False,
+                         dynamic=fix.get("dynamic"))
+        sets = shape_sets_for(fixed, options.vary_batch, list(options.shapes))
+        with torch._dynamo.config.patch(**fix["config"]):
+            result = scan_loaded(fixed, options.but(timing=timing), shape_sets=sets,
+                                 on_stage=on_stage, on_progress=on_progress)
         # After the scan, which must capture the fixed model's first call.
         same = compare_outputs(eager_outputs(original), eager_outputs(fixed))
     return FixedScan(result=result, same_outputs=same)
 
 
 __all__ = ["FixPlan", "FixedScan", "plan_fixes", "verify_fixes", "write_fixes", "judge",
-           "scan_with_fix", "SETTINGS", "SOURCE_FIXES"]
+           "scan_with_fix"]

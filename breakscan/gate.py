@@ -1,7 +1,7 @@
 """Stage 5 — gate: turn a ScanResult into pass/fail checks for CI, with optional baselines.
 
-Thresholds (``--max-breaks``, ``--max-graphs``, ``--max-recompiles``, ``--fail-on``,
-``--fullgraph``) are absolute. A baseline (``--baseline FILE``) fails only on regressions: a
+Thresholds (:class:`breakscan.options.GateOptions`: ``--max-breaks``, ``--max-graphs``,
+``--max-recompiles``, ``--fail-on``, ``--fullgraph``) are absolute. A baseline (``--baseline FILE``) fails only on regressions: a
 root-cause break that is not in the baseline, more graphs, more recompiles. Breaks are matched by
 category + file + source text, so editing lines above a break does not make it "new".
 """
@@ -10,58 +10,21 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .categories import CATEGORIES
 from .errors import UsageError
+from .frames import relative_to
 from .result import Check, GateResult, RootBreak, ScanResult
+
+if TYPE_CHECKING:  # options builds a gate from its baseline file, so only for the types
+    from .options import GateOptions
 
 BASELINE_VERSION = 1
 
 
-@dataclass
-class GateConfig:
-    max_breaks: int | None = None
-    max_graphs: int | None = None
-    max_recompiles: int | None = None
-    fail_on: list[str] = field(default_factory=list)
-    fullgraph: bool = False
-    baseline: dict[str, Any] | None = None  # one target's entry from a baseline file
-    baseline_root: str | None = None  # the baseline file's folder: its paths are relative to it
-
-    @property
-    def active(self) -> bool:
-        return any(v is not None for v in (self.max_breaks, self.max_graphs, self.max_recompiles,
-                                           self.baseline)) or bool(self.fail_on) or self.fullgraph
-
-
-def parse_categories(text: str | list[str] | None) -> list[str]:
-    if not text:
-        return []
-    items = text if isinstance(text, list) else text.split(",")
-    names = [c.strip() for c in items if c.strip()]
-    unknown = [c for c in names if c not in CATEGORIES]
-    if unknown:
-        raise UsageError(f"unknown --fail-on categor{'y' if len(unknown) == 1 else 'ies'} "
-                         f"{', '.join(unknown)}; choose from {', '.join(CATEGORIES)}")
-    return names
-
-
-def _rel(path: str, root: str | None) -> str:
-    """A path as a baseline stores it: relative to the baseline's folder when inside it."""
-    if root is None:
-        return path
-    try:
-        rel = os.path.relpath(path, root)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel.replace(os.sep, "/")
-
-
 def break_key(brk: RootBreak, root: str | None) -> tuple[str, str, str]:
-    return (brk.category, _rel(brk.file, root), brk.code.strip())
+    return (brk.category, relative_to(brk.file, root) if root else brk.file, brk.code.strip())
 
 
 def _where(brk: RootBreak) -> str:
@@ -69,7 +32,7 @@ def _where(brk: RootBreak) -> str:
     return f"{brk.category} at {brk.file}:{brk.line} `{brk.code}`{when}"
 
 
-def evaluate(result: ScanResult, config: GateConfig) -> GateResult:
+def evaluate(result: ScanResult, config: GateOptions) -> GateResult:
     """Run every configured check against one scan."""
     s = result.summary
     checks: list[Check] = []
@@ -105,7 +68,7 @@ def evaluate(result: ScanResult, config: GateConfig) -> GateResult:
                       improvements=improvements)
 
 
-def _baseline_checks(result: ScanResult, config: GateConfig, improvements: list[str]) -> list[Check]:
+def _baseline_checks(result: ScanResult, config: GateOptions, improvements: list[str]) -> list[Check]:
     base = config.baseline or {}
     root = config.baseline_root
     known = {(b["category"], b["file"], b["code"]) for b in base.get("breaks", [])}
@@ -136,7 +99,7 @@ def baseline_entry(result: ScanResult, root: str | None) -> dict[str, Any]:
 
 
 def write_baseline(path: str | os.PathLike[str], results: list[ScanResult]) -> None:
-    from .report.json import write_atomic
+    from .files import write_atomic
 
     root = str(Path(path).resolve().parent)
     doc = {"breakscan_baseline": BASELINE_VERSION,

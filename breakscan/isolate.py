@@ -1,8 +1,11 @@
-"""Run each scan in a child process with a time limit, keeping whatever it found before it stopped.
+"""Run a job in a child process with a time limit, keeping whatever it found before it stopped.
 
 A user's model can hang, segfault inside a C extension or inductor's compiled code, exhaust
 memory or call ``os._exit``. None of that may take breakscan (or the user's CI) down with it, so
-the CLI scans every model in a fresh ``python -m breakscan.isolate`` process:
+the CLI runs every scan (and every fix verification, and compare's output check) in a fresh
+``python -m breakscan.isolate`` process. This module knows no job type: the request names the
+job as ``module:function`` (``breakscan.pipeline:scan_job``), which the child imports and
+calls as ``job(request, on_stage, on_progress)``.
 
 - the child starts clean (no Dynamo caches or config changes from an earlier scan) in its own
   session, so a timeout kills it *and* inductor's compiler children;
@@ -18,50 +21,41 @@ from __future__ import annotations
 import json
 import os
 import pickle
-import re
 import signal
 import subprocess
 import sys
 import tempfile
 import time
 import traceback
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
 
 from .errors import (EXIT_INTERNAL, EXIT_MODEL_FAILED, INTERRUPT_CODES, Interrupted,
                      interrupt_signal)
+from .options import Limits
 from .result import ModelRun, ScanResult
 
-DEFAULT_TIMEOUT_S = 600.0
 _DUMP_GRACE_S = 0.5  # before the deadline, the child is asked to print its stack (SIGUSR1)
 _PROGRESS_EVERY_S = 0.25  # the live line reads progress events this often, at most
-_STACK_LINE = re.compile(r'^\s*File "([^"]+)", line (\d+) in (\S+)', re.M)
 
 
-def run_isolated(target: str, scan_kwargs: dict[str, Any], *, timeout: float | None =
-                 DEFAULT_TIMEOUT_S, memory_limit_mb: int | None = None,
-                 fix: dict[str, Any] | None = None, compare_with: str | None = None,
+def run_isolated(job: str, request: dict[str, Any], *, target: str,
+                 limits: Limits = Limits(),
                  on_stage: Callable[[str], None] | None = None) -> ModelRun:
-    """Scan ``target`` in a child process; never raises for anything the model does.
+    """Run ``job`` (``module:function``) on ``request`` in a child process; never raises for
+    anything the model does.
 
-    ``scan_kwargs`` are :func:`breakscan.pipeline.scan`'s keyword arguments (``timing`` may be
-    a :class:`~breakscan.pipeline.TimingOptions` or a dict). ``timeout`` (seconds, None or 0 for
-    none) bounds the whole scan. The returned run has ``error`` and ``stage`` set when the scan
-    did not finish, and ``result`` holds what the finished stages found (``partial``).
-    With ``fix`` (a :meth:`breakscan.fixes.FixPlan.request`), the child applies that fix and
-    ``result`` is a :class:`breakscan.fixes.FixedScan`; with ``compare_with`` (a second
-    target) it is :func:`breakscan.compare.outputs_of_both`'s tuple. ``on_stage(name)`` is
-    called in this process as the child enters each stage (for a live status line).
+    ``request`` is plain JSON for the job; ``target`` labels the run. ``limits.timeout``
+    (seconds, None for none) bounds the whole job, ``limits.memory_limit_mb`` its memory. The
+    returned run has ``error`` and ``stage`` set when the job did not finish, and ``result``
+    holds what the finished stages found (``partial``). ``on_stage(name)`` is called in this
+    process as the child enters each stage, or reports progress within one (a live line).
     """
-    kwargs = dict(scan_kwargs)
-    if kwargs.get("timing") is not None and not isinstance(kwargs["timing"], dict):
-        kwargs["timing"] = asdict(kwargs["timing"])
+    timeout = limits.timeout
     with tempfile.TemporaryDirectory(prefix="breakscan-") as tmp:
         work = Path(tmp)
         (work / "request.json").write_text(json.dumps(
-            {"target": target, "scan": kwargs, "memory_limit_mb": memory_limit_mb, "fix": fix,
-             "compare_with": compare_with}))
+            {"job": job, "request": request, "memory_limit_mb": limits.memory_limit_mb}))
         started = time.monotonic()
         with open(work / "stdout", "wb") as out, open(work / "stderr", "wb") as err:
             child = subprocess.Popen(
@@ -154,18 +148,10 @@ def _read_partial(work: Path) -> ScanResult | None:
 
 
 def user_line_from_stack(stderr: str) -> str:
-    """' at file:line in fn' for the innermost user frame of a faulthandler dump."""
-    import sysconfig
+    """' at file:line in fn' of the line to act on in a faulthandler dump (most recent first)."""
+    from .frames import parse_stack, where
 
-    from .errors import non_user_prefixes
-
-    skips = non_user_prefixes()
-    stdlib = sysconfig.get_paths()["stdlib"]
-    for file, line, function in _STACK_LINE.findall(stderr):  # most recent call first
-        in_stdlib = file.startswith(stdlib) and "-packages" not in file
-        if not file.startswith(skips) and not file.startswith("<") and not in_stdlib:
-            return f" at {file}:{line} in {function}"
-    return ""
+    return where(parse_stack(stderr, most_recent_first=True), with_function=True)
 
 
 def _signal_name(number: int) -> str:
@@ -276,24 +262,11 @@ def _child_main(work: Path) -> int:
     reporter = _Reporter(work)
     try:
         _limit_memory(request.get("memory_limit_mb"))
-        if request.get("compare_with"):
-            from .compare import outputs_of_both
+        import importlib
 
-            result = outputs_of_both(request["target"], request["compare_with"],
-                                     request["scan"], reporter.stage)
-        elif request.get("fix"):
-            from .fixes import scan_with_fix
-
-            result = scan_with_fix(request["target"], request["scan"], request["fix"],
-                                   reporter.stage, reporter.progress)
-        else:
-            from .pipeline import TimingOptions, scan
-
-            kwargs = dict(request["scan"])
-            if kwargs.get("timing") is not None:
-                kwargs["timing"] = TimingOptions(**kwargs["timing"])
-            result = scan(request["target"], on_stage=reporter.stage,
-                          on_progress=reporter.progress, **kwargs)
+        module, _, function = request["job"].partition(":")
+        job = getattr(importlib.import_module(module), function)
+        result = job(request["request"], reporter.stage, reporter.progress)
         reporter.save(result)
     except BaseException as exc:  # noqa: BLE001 - everything becomes a one-line error
         from .errors import BreakscanError, describe

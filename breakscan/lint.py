@@ -6,6 +6,8 @@ milliseconds and works on code that does not even import. It starts at ``forward
 follows what that code calls in the same file: ``self.helper(...)``, ``self.sub(...)`` of a
 submodule built from a class of this file, plain functions, nested ``def``s. Which values are
 tensors is tracked per function, so ``if x.shape[0] > 8`` is told apart from ``if x.sum() > 0``.
+This module is the walker; the checks, one small function per pattern and rule, are in
+``lint_rules.py``.
 
 A finding is a lead, not a verdict (``status="static"``): a scan confirms or clears it. What was
 measured on torch 2.13 decides what is flagged: a tensor ``assert`` is rewritten by Dynamo into
@@ -24,14 +26,12 @@ from importlib.util import decode_source
 
 from .errors import UsageError
 from .result import StaticFinding
+from .lint_rules import (ASSERT_CHECKS, BRANCH_CHECKS, BREAK_CATEGORIES, CALL_CHECKS,
+                         CALLEE_CHECKS, LOGGER_NAMES, LOOP_CHECKS, METHOD_CHECKS)
 from .rules import rule_id
 
-BREAK_CATEGORIES = frozenset({"item", "tolist_numpy", "print", "explicit_break",
-                              "unsupported_call", "data_dependent_branch"})
+__all__ = ["lint_file", "lint_source", "BREAK_CATEGORIES", "Walker"]
 _LOOP_NOTE = "inside a loop/try: Dynamo skips the whole function (frame runs eagerly)"
-_LOG_LEVELS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical",
-                         "fatal", "log"})
-_LOGGER_NAMES = frozenset({"logger", "log", "LOGGER", "_logger"})
 # Tensor attributes and methods whose value is metadata Dynamo knows at trace time, not data.
 _META_ATTRS = frozenset({"shape", "ndim", "dtype", "device", "is_cuda", "requires_grad", "layout",
                          "is_leaf", "names", "is_sparse", "is_quantized", "is_meta", "itemsize",
@@ -42,7 +42,6 @@ _SCALAR_METHODS = frozenset({"size", "dim", "numel", "ndimension", "nelement", "
 _SCALAR_BUILTINS = frozenset({"len", "isinstance", "issubclass", "hasattr", "callable", "id",
                               "str", "repr", "int", "float", "bool", "range", "enumerate", "zip",
                               "list", "tuple", "dict", "set", "print", "type"})
-_RANDOM_TRACED = frozenset({"randint", "randrange", "uniform"})  # Dynamo replays these: no break
 _TORCH_NOT_TENSOR = ("torch._dynamo.", "torch.compiler.", "torch.jit.", "torch.cuda.",
                      "torch.backends.", "torch.distributed.", "torch.utils.", "torch.nn.",
                      "torch.overrides.", "torch.fx.", "torch.library.", "torch.onnx.")
@@ -58,7 +57,6 @@ _MODULE_METHODS = frozenset({"modules", "children", "parameters", "buffers", "na
 _CONTAINERS = frozenset({"int", "float", "bool", "str", "bytes", "list", "tuple", "dict", "set",
                          "List", "Tuple", "Dict", "Set", "Sequence", "Mapping", "Iterable",
                          "Callable", "None", "complex"})
-_DISABLE = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
 
 
 @dataclass(frozen=True)
@@ -73,30 +71,10 @@ class _Job:
     outer: frozenset = frozenset()  # tensor names of the enclosing function (nested defs)
 
 
-def _text(node: ast.AST, limit: int = 40) -> str:
-    text = ast.unparse(node)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
 def _last_name(node: ast.AST | None) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
     return node.attr if isinstance(node, ast.Attribute) else None
-
-
-def _is_int(node: ast.AST) -> bool:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        node = node.operand
-    return isinstance(node, ast.Constant) and type(node.value) is int
-
-
-def _const_text(node: ast.AST | None) -> bool:
-    """A message CPython folds to a constant (Dynamo can then rewrite the assert)."""
-    if node is None or isinstance(node, ast.Constant):
-        return True
-    if isinstance(node, ast.JoinedStr):
-        return all(isinstance(v, ast.Constant) for v in node.values)
-    return isinstance(node, ast.BinOp) and _const_text(node.left) and _const_text(node.right)
 
 
 def _operands(node: ast.AST) -> list[ast.AST]:
@@ -118,7 +96,7 @@ def _torch_returns_tensor(qual: str) -> bool:
                 or last.startswith(("is_", "get_", "set_", "has_")))
 
 
-class _Linter(ast.NodeVisitor):
+class Walker(ast.NodeVisitor):
     """Visits one function at a time from a work list (callees are queued, not recursed into),
     tracking which local names hold tensors, and collects one finding per (line, category)."""
 
@@ -139,14 +117,14 @@ class _Linter(ast.NodeVisitor):
         defs = (ast.FunctionDef, ast.AsyncFunctionDef)
         self.functions = {n.name: n for n in tree.body if isinstance(n, defs)}
         self.classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
-        self.loggers = set(_LOGGER_NAMES)
+        self.loggers = set(LOGGER_NAMES)
         for node in tree.body:
-            if isinstance(node, ast.Assign) and self._is_get_logger(node.value):
+            if isinstance(node, ast.Assign) and self.is_get_logger(node.value):
                 self.loggers.update(t.id for t in node.targets if isinstance(t, ast.Name))
         self._attrs: dict[str, dict[str, str]] = {}
 
     # -- the file's names ------------------------------------------------------------------
-    def _qual(self, node: ast.AST) -> str | None:
+    def qual(self, node: ast.AST) -> str | None:
         """Dotted name an expression refers to through the imports (None: a local/unknown)."""
         if isinstance(node, ast.Name):
             if node.id in self.locals or node.id in self.functions or node.id in self.classes:
@@ -155,12 +133,12 @@ class _Linter(ast.NodeVisitor):
                 return self.aliases[node.id]
             return node.id if hasattr(builtins, node.id) else None  # a global: unknown
         if isinstance(node, ast.Attribute):
-            base = self._qual(node.value)
+            base = self.qual(node.value)
             return f"{base}.{node.attr}" if base else None
         return None
 
-    def _is_get_logger(self, node: ast.AST) -> bool:
-        return isinstance(node, ast.Call) and self._qual(node.func) == "logging.getLogger"
+    def is_get_logger(self, node: ast.AST) -> bool:
+        return isinstance(node, ast.Call) and self.qual(node.func) == "logging.getLogger"
 
     def _mro(self, name: str | None) -> list[str]:
         order: list[str] = []
@@ -176,7 +154,7 @@ class _Linter(ast.NodeVisitor):
     def _is_module_class(self, name: str) -> bool:
         for cls in self._mro(name):
             for base in self.classes[cls].bases:
-                qual = self._qual(base) or ""
+                qual = self.qual(base) or ""
                 if ast.unparse(base).endswith("Module") or qual.startswith("torch.nn."):
                     return True
         return False
@@ -202,10 +180,10 @@ class _Linter(ast.NodeVisitor):
                     if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
                         continue
                     value, kind = node.value, None
-                    qual = self._qual(value.func) or ""
+                    qual = self.qual(value.func) or ""
                     if isinstance(value.func, ast.Name) and value.func.id in self.classes:
                         kind = f"class:{value.func.id}"
-                    elif self._is_get_logger(value):
+                    elif self.is_get_logger(value):
                         kind = "logger"
                     elif qual.startswith("torch.") and _torch_returns_tensor(qual):
                         kind = "tensor"
@@ -302,10 +280,10 @@ class _Linter(ast.NodeVisitor):
             self.found[(line, category)] = (finding, in_loop)
 
     # -- what is a tensor ------------------------------------------------------------------
-    def _is_self(self, node: ast.AST) -> bool:
+    def is_self(self, node: ast.AST) -> bool:
         return self.job.cls is not None and isinstance(node, ast.Name) and node.id == "self"
 
-    def _kind(self, node: ast.AST) -> bool | None:
+    def kind(self, node: ast.AST) -> bool | None:
         """True: a tensor; False: surely not one (a number, shape, bool); None: unknown."""
         if isinstance(node, (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set,
                              ast.ListComp, ast.DictComp, ast.SetComp)):
@@ -313,98 +291,87 @@ class _Linter(ast.NodeVisitor):
         if isinstance(node, ast.Name):
             return True if node.id in self.tensors else None
         if isinstance(node, ast.Attribute):
-            if self._is_self(node.value):
+            if self.is_self(node.value):
                 return True if self.attrs.get(node.attr) == "tensor" else None
             if node.attr in _META_ATTRS:
                 return False
             return True if node.attr in ("T", "mT", "H", "data", "grad", "real", "imag") \
-                and self._kind(node.value) else None
+                and self.kind(node.value) else None
         if isinstance(node, (ast.Subscript, ast.Starred)):
-            return self._kind(node.value)
+            return self.kind(node.value)
         if isinstance(node, ast.UnaryOp):
-            return False if isinstance(node.op, ast.Not) else self._kind(node.operand)
+            return False if isinstance(node.op, ast.Not) else self.kind(node.operand)
         if isinstance(node, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot, ast.In,
                                                                  ast.NotIn)) for op in node.ops):
             return False
         if parts := _operands(node):  # any tensor operand makes a tensor
-            kinds = [self._kind(p) for p in parts]
+            kinds = [self.kind(p) for p in parts]
             return True if True in kinds else (False if all(k is False for k in kinds) else None)
         if isinstance(node, ast.NamedExpr):
-            return self._kind(node.value)
+            return self.kind(node.value)
         if isinstance(node, ast.Call):
             return self._call_kind(node)
         return None
 
     def _call_kind(self, node: ast.Call) -> bool | None:
-        func, qual = node.func, self._qual(node.func)
+        func, qual = node.func, self.qual(node.func)
         if qual:
             if qual in _SCALAR_BUILTINS:
                 return False
             if qual == "abs" and node.args:
-                return self._kind(node.args[0])
+                return self.kind(node.args[0])
             return True if qual.startswith("torch.") and _torch_returns_tensor(qual) else None
         if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Attribute) \
-                and self._is_self(func.value.value):
+                and self.is_self(func.value.value):
             return True  # self.layers[i](x): a submodule
         if not isinstance(func, ast.Attribute):
             return None
-        if self._is_self(func.value):  # a submodule, unless it is a method
+        if self.is_self(func.value):  # a submodule, unless it is a method
             known = self._method(self.job.cls, func.attr) or func.attr in _MODULE_METHODS
             return None if known else True
-        if self._kind(func.value):
+        if self.kind(func.value):
             return not (func.attr in _SCALAR_METHODS or func.attr.startswith("is_"))
         return None
 
-    def _tensor_test(self, test: ast.AST) -> bool:
+    def tensor_test(self, test: ast.AST) -> bool:
         """Python must turn this test into a bool, and its value comes from tensor data."""
         if isinstance(test, ast.BoolOp):
-            return any(self._tensor_test(v) for v in test.values)
+            return any(self.tensor_test(v) for v in test.values)
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            return self._tensor_test(test.operand)
-        return self._kind(test) is True
+            return self.tensor_test(test.operand)
+        return self.kind(test) is True
 
-    def _tensor_size(self, node: ast.AST) -> bool:
+    def tensor_size(self, node: ast.AST) -> bool:
         """``t.shape[i]``, ``t.size(i)``, ``t.size()[i]`` or ``len(t)`` of a tensor ``t``."""
         if isinstance(node, ast.Subscript):
             v = node.value
             if isinstance(v, ast.Attribute) and v.attr == "shape":
-                return self._kind(v.value) is True
+                return self.kind(v.value) is True
             if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) \
                     and v.func.attr == "size" and not v.args:
-                return self._kind(v.func.value) is True
+                return self.kind(v.func.value) is True
         if isinstance(node, ast.Call) and node.args:
             if isinstance(node.func, ast.Attribute) and node.func.attr == "size":
-                return self._kind(node.func.value) is True
-            if self._qual(node.func) == "len":
-                return self._kind(node.args[0]) is True
+                return self.kind(node.func.value) is True
+            if self.qual(node.func) == "len":
+                return self.kind(node.args[0]) is True
         return False
 
-    # -- checks ----------------------------------------------------------------------------
-    def _check_test(self, node: ast.AST, test: ast.AST, what: str) -> None:
-        if self._tensor_test(test):
-            self._add(node, "data_dependent_branch",
-                      f"{what} on a tensor value: Dynamo cannot know which way to go, "
-                      "graph break (GB0170)")
-        if what == "`while`":
-            return
-        for cmp in ast.walk(test):
-            if isinstance(cmp, ast.Compare):
-                operands = [cmp.left, *cmp.comparators]
-                if any(map(self._tensor_size, operands)) and any(map(_is_int, operands)):
-                    self._add(node, "shape_branch",
-                              f"{what} on a tensor's size: not a break, but one compiled graph per "
-                              "shape seen (recompiles); use `dynamic=True` or `mark_dynamic`")
-                    return
+    # -- running the checks (lint_rules.py) ---------------------------------------------------
+    def _run(self, table: list, node: ast.AST, *args: ast.AST | str, first: bool = False) -> bool:
+        """Run a table of checks on ``node``; True when one reported (with ``first``, stop)."""
+        reported = False
+        for category, check in table:
+            message = check(self, node, *args)
+            if message is not None:
+                self._add(node, category, message)
+                reported = True
+                if first:
+                    break
+        return reported
 
-    def _check_loop_iter(self, node: ast.AST, it: ast.AST) -> None:
-        qual = self._qual(it.func) if isinstance(it, ast.Call) else None
-        sized = qual == "range" and any(self._tensor_size(n) for a in it.args for n in ast.walk(a))
-        if qual in ("enumerate", "reversed") and it.args:
-            it = it.args[0]
-        if sized or self._kind(it) is True:
-            self._add(node, "shape_loop",
-                      "loop over a tensor's size: not a break, the loop is unrolled per size: "
-                      "recompiles for every new size")
+    def _check_test(self, node: ast.AST, test: ast.AST, what: str) -> None:
+        self._run(BRANCH_CHECKS, node, test, what)
 
     def _compile_guard(self, test: ast.AST) -> str | None:
         """``if not torch.compiler.is_compiling():`` -> its body never runs under Dynamo.
@@ -417,22 +384,11 @@ class _Linter(ast.NodeVisitor):
             return "body"
         neg = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
         inner = test.operand if neg else test
-        qual = self._qual(inner.func) if isinstance(inner, ast.Call) else None
+        qual = self.qual(inner.func) if isinstance(inner, ast.Call) else None
         if qual and qual.startswith("torch.") and \
                 qual.rsplit(".", 1)[-1] in ("is_compiling", "is_dynamo_compiling"):
             return "body" if neg else "orelse"
         return None
-
-    def _is_logging(self, func: ast.AST) -> bool:
-        if not (isinstance(func, ast.Attribute) and func.attr in _LOG_LEVELS):
-            return False
-        obj = func.value
-        if self._qual(obj) == "logging" or self._is_get_logger(obj):
-            return True
-        if isinstance(obj, ast.Name):
-            return obj.id not in self.locals and obj.id in self.loggers
-        return isinstance(obj, ast.Attribute) and self._is_self(obj.value) and \
-            (obj.attr in _LOGGER_NAMES or self.attrs.get(obj.attr) == "logger")
 
     def _follow(self, node: ast.Call) -> None:
         """Queue the function this call runs, when it is defined in this file."""
@@ -442,7 +398,7 @@ class _Linter(ast.NodeVisitor):
         elif isinstance(func, ast.Name) and func.id in self.functions \
                 and func.id not in self.locals:
             hit = (None, self.functions[func.id], func.id, False)
-        elif isinstance(func, ast.Attribute) and self._is_self(func.value):
+        elif isinstance(func, ast.Attribute) and self.is_self(func.value):
             if found := self._method(job.cls, func.attr):
                 hit = (job.cls, found[1], f"{found[0]}.{func.attr}", True)
             elif (kind := self.attrs.get(func.attr, "")).startswith("class:"):
@@ -453,58 +409,16 @@ class _Linter(ast.NodeVisitor):
                 and isinstance(func.value.func, ast.Name) and func.value.func.id == "super":
             if found := self._method(job.cls, func.attr, skip=1):
                 hit = (job.cls, found[1], f"{found[0]}.{func.attr}", True)
-        if hit is None:
-            return
-        decorators = {self._qual(d.func if isinstance(d, ast.Call) else d)
-                      for d in hit[1].decorator_list}
-        if decorators & _DISABLE:
-            self._add(node, "explicit_break", f"`{_text(func)}` is wrapped in "
-                      "torch.compiler.disable: calling it is a graph break (GB0098)")
-            return
+        if hit is None or self._run(CALLEE_CHECKS, node, hit[1], first=True):
+            return  # a disabled function: calling it is the break, its body never traced
         site = job.loop_site or (node.lineno if self.blocks else None)
         outer = frozenset(self.tensors) if hit[1] in self.nested.values() else frozenset()
         self.queue.append(_Job(*hit, site, outer))
 
     # -- visitors --------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
-        func, qual = node.func, self._qual(node.func)
-        name = _text(func)
-        if isinstance(func, ast.Attribute) and qual is None and not node.args \
-                and not self._is_self(func.value):
-            if func.attr == "item":
-                self._add(node, "item", "`.item()` turns a tensor into a Python number: "
-                          "graph break (GB0124) and a device sync")
-            elif func.attr == "tolist":
-                self._add(node, "tolist_numpy", "`.tolist()` copies a tensor into Python "
-                          "numbers: graph break (GB0109) and a device sync")
-            elif func.attr == "numpy":
-                self._add(node, "tolist_numpy", "`.numpy()` leaves torch for NumPy: Dynamo can "
-                          "trace it through torch._numpy, so it may not break (the scan confirms)")
-        if self._is_logging(func):
-            self._add(node, "print", f"`{name}(...)` is a logging call Dynamo does not trace: "
-                      "graph break (GB0291)")
-        elif qual in ("print", "builtins.print"):
-            self._add(node, "print", "`print(...)` is Python I/O Dynamo cannot put in a graph: "
-                      "graph break (GB0059)")
-        elif qual == "warnings.warn":
-            self._add(node, "print", "`warnings.warn(...)` is a builtin Dynamo skips: graph "
-                      "break (GB0007)")
-        elif qual == "torch._dynamo.graph_break":
-            self._add(node, "explicit_break", "`torch._dynamo.graph_break()` forces a graph "
-                      "break (GB0025)")
-        elif qual and qual.startswith("numpy."):
-            self._add(node, "unsupported_call", f"`{name}(...)` is a NumPy call: Dynamo can "
-                      "trace some NumPy calls on tensors, so it may not break (the scan confirms)")
-        elif qual and qual.startswith("time."):
-            self._add(node, "unsupported_call", f"`{name}()` reads the host clock, which Dynamo "
-                      "does not trace: graph break (GB0007)")
-        elif qual and qual.startswith("random.") and qual.split(".")[-1] not in _RANDOM_TRACED:
-            self._add(node, "unsupported_call", f"`{name}()` is Python's random module, which "
-                      "Dynamo does not trace: graph break (GB0007); use `torch.rand`")
-        elif qual in ("float", "int") and node.args and self._kind(node.args[0]) is True:
-            self._add(node, "item", f"`{qual}(tensor)` turns a tensor into a Python number: "
-                      "graph break (GB0124) and a device sync")
-        else:
+        self._run(METHOD_CHECKS, node)
+        if not self._run(CALL_CHECKS, node, first=True):
             self._follow(node)
         self.generic_visit(node)
 
@@ -530,15 +444,15 @@ class _Linter(ast.NodeVisitor):
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
         self.visit(node.iter)
-        self._check_loop_iter(node, node.iter)
+        self._run(LOOP_CHECKS, node, node.iter)
         it = node.iter
-        if isinstance(it, ast.Call) and self._qual(it.func) == "enumerate" and it.args \
+        if isinstance(it, ast.Call) and self.qual(it.func) == "enumerate" and it.args \
                 and isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2:
             self._bind(node.target.elts[0], False)
-            self._bind(node.target.elts[1], self._kind(it.args[0]))
+            self._bind(node.target.elts[1], self.kind(it.args[0]))
         else:
-            self._bind(node.target, self._kind(it) if not isinstance(it, ast.Call) or
-                       self._qual(it.func) != "range" else False)
+            self._bind(node.target, self.kind(it) if not isinstance(it, ast.Call) or
+                       self.qual(it.func) != "range" else False)
         self._in_block(node.body)
         for stmt in node.orelse:
             self.visit(stmt)
@@ -559,16 +473,11 @@ class _Linter(ast.NodeVisitor):
         self.blocks -= 1
 
     def visit_Assert(self, node: ast.Assert) -> None:
-        # Dynamo rewrites `assert <tensor>[, "text"]` into torch._assert_async (no break);
-        # a computed message (f-string with values) defeats the rewrite.
-        if not _const_text(node.msg) and self._tensor_test(node.test):
-            self._add(node, "data_dependent_branch", "`assert` on a tensor with a computed "
-                      "message: Dynamo cannot rewrite it to torch._assert_async, graph break "
-                      "(GB0170)")
+        self._run(ASSERT_CHECKS, node)
         self.generic_visit(node)
 
     def visit_comprehension(self, node: ast.comprehension) -> None:
-        self._check_loop_iter(node.iter, node.iter)
+        self._run(LOOP_CHECKS, node.iter, node.iter)
         self.generic_visit(node)
 
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -578,23 +487,23 @@ class _Linter(ast.NodeVisitor):
             if isinstance(target, (ast.Tuple, ast.List)) and isinstance(node.value, ast.Tuple) \
                     and len(target.elts) == len(node.value.elts):
                 for t, v in zip(target.elts, node.value.elts):
-                    self._bind(t, self._kind(v))
+                    self._bind(t, self.kind(v))
             else:
-                self._bind(target, self._kind(node.value))
+                self._bind(target, self.kind(node.value))
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
             self.visit(node.value)
-            self._bind(node.target, self._kind(node.value))
+            self._bind(node.target, self.kind(node.value))
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self.visit(node.value)
-        if self._kind(node.value):
+        if self.kind(node.value):
             self._bind(node.target, True)
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         self.visit(node.value)
-        self._bind(node.target, self._kind(node.value))
+        self._bind(node.target, self.kind(node.value))
 
     def _bind(self, target: ast.AST, kind: bool | None) -> None:
         """Record what a name now holds; an unknown value keeps what it held before."""
@@ -637,7 +546,7 @@ def lint_source(source: str, filename: str, *, only: str | None = None) -> list[
     except ValueError as exc:  # e.g. null bytes
         raise UsageError(f"{filename}: not valid Python: {' '.join(str(exc).split())}") from None
     try:
-        return _Linter(tree, source, os.path.abspath(filename)).run(only)
+        return Walker(tree, source, os.path.abspath(filename)).run(only)
     except RecursionError:
         raise UsageError(f"{filename}: code nested too deeply to lint") from None
 

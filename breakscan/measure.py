@@ -12,16 +12,15 @@ from __future__ import annotations
 
 import contextlib
 import math
-import re
 import time
 from typing import Any, Callable
 
 import torch
 from torch.utils import benchmark
 
-from .analyse import is_torch_file
+from .frames import acting_frame, parse_stack
 from .breaklog import split_reason
-from .capture import compile_within, dynamo_session
+from .dynamo import compile_within, dynamo_session
 from .errors import as_model_error, describe
 from .result import Correctness, Timing, TimingReport
 
@@ -156,9 +155,8 @@ def _first_break(exc: BaseException) -> str:
     """'gb_type: explanation (at file:line)' for the break that stopped fullgraph=True."""
     text = str(exc)
     parts = split_reason(text)
-    frames = re.findall(r'File "([^"]+)", line (\d+)', text)
-    user = [f for f in frames if not is_torch_file(f[0])]
-    where = f" (at {user[-1][0]}:{user[-1][1]})" if user else ""
+    frame = acting_frame(parse_stack(text))
+    where = f" (at {frame.location()})" if frame else ""
     if not parts["explanation"]:
         return describe(exc)[:300]
     return f"{parts['gb_type']}: {parts['explanation'].splitlines()[0]}{where}"
@@ -203,6 +201,20 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
 
     report = TimingReport(device=str(device), threads=threads, backend=backend, mode=mode)
     stage = (lambda name: on_stage(name, report)) if on_stage else (lambda name: None)
+
+    def compile_once(label: str, explain_failure: Callable[[BaseException], str],
+                     **extra: Any) -> tuple[Callable[..., Any] | None, Any, float | None,
+                                            str | None]:
+        """Compile and make the first call: (compiled, its output, compile seconds, None), or
+        (None, None, None, why it failed)."""
+        stage(f"compile ({backend}{label})")
+        target = compile_(fn, backend=backend, mode=mode, dynamic=dynamic, **extra)
+        try:
+            out, seconds = first_call(target)
+        except Exception as exc:
+            return None, None, None, explain_failure(exc)
+        return target, out, seconds, None
+
     try:
         with dynamo_session(training=training) as session:
             stage("timing (eager)")
@@ -213,13 +225,8 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
                 raise as_model_error(exc, "eager call") from exc
             report.eager = _time(bind(fn), threads, max_run_time, on_progress)
 
-            stage(f"compile ({backend})")
-            compiled = compile_(fn, backend=backend, mode=mode, dynamic=dynamic)
-            try:
-                actual, report.compile_s = first_call(compiled)
-            except Exception as exc:
-                report.compile_error = describe(exc)
-            else:
+            compiled, actual, report.compile_s, report.compile_error = compile_once("", describe)
+            if compiled is not None:
                 stage("timing (compiled)")
                 report.correctness = compare_outputs(expected, actual)
                 report.compiled = _time(bind(compiled), threads, max_run_time, on_progress)
@@ -229,15 +236,10 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
             report.notes.extend(session.notes)
 
         if fullgraph:
-            stage(f"compile ({backend}, fullgraph)")
             with dynamo_session(training=training):
-                strict = compile_(fn, backend=backend, mode=mode, fullgraph=True,
-                                  dynamic=dynamic)
-                try:
-                    _, report.fullgraph_compile_s = first_call(strict)
-                except Exception as exc:
-                    report.fullgraph_error = _first_break(exc)
-                else:
+                strict, _, report.fullgraph_compile_s, report.fullgraph_error = compile_once(
+                    ", fullgraph", _first_break, fullgraph=True)
+                if strict is not None:
                     stage("timing (fullgraph)")
                     report.fullgraph = _time(bind(strict), threads, max_run_time, on_progress)
     finally:

@@ -11,7 +11,6 @@ Or, for a model already in memory, :func:`scan_callable`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
@@ -22,21 +21,9 @@ from .errors import UsageError
 from .load import (LoadedTarget, describe_inputs, importable_folder, input_sets, load_target,
                    parse_batches, parse_shape_set, positional_names)
 from .measure import OnProgress, measure
+from .options import ScanOptions, TimingOptions
 from .recompiles import check_recompiles, link_shape_branches
 from .result import ScanResult, StaticFinding, TimingReport
-
-
-@dataclass
-class TimingOptions:
-    """How to time compiled execution (--time, --backend, --mode, --threads)."""
-
-    backend: str = "inductor"
-    mode: str | None = None
-    threads: int = 1
-    max_run_time: float = 2.0  # seconds per variant for the adaptive run count
-    fullgraph: bool = True  # also time fullgraph=True (fix verification skips it)
-    dynamic: bool | None = None  # torch.compile(dynamic=...) (the dynamic=True fix)
-
 
 OnStage = Callable[[str, "ScanResult | None"], None]
 
@@ -45,18 +32,19 @@ def _no_progress(stage: str, result: ScanResult | None) -> None:
     pass
 
 
-def scan_loaded(loaded: LoadedTarget, *, verbose: bool = False,
+def scan_loaded(loaded: LoadedTarget, options: ScanOptions = ScanOptions(), *,
                 shape_sets: list[tuple[Any, ...]] | None = None,
-                timing: TimingOptions | None = None,
-                on_stage: OnStage | None = None, dynamic_check: bool = True,
+                on_stage: OnStage | None = None,
                 on_progress: OnProgress | None = None) -> ScanResult:
-    """Capture and analyse a loaded target; ``shape_sets`` adds recompiles, ``timing`` timings.
+    """Capture and analyse a loaded target; ``shape_sets`` adds recompiles, ``options.timing``
+    timings (``options.verbose`` and ``options.dynamic_check`` are read here too).
 
     ``on_stage(name, result_so_far)`` is called as each stage starts (the result is None until
     explain has been analysed): the isolated runner uses it to keep partial results.
     ``on_progress(text)`` hears progress within a stage (the runs of a timing).
     """
     progress = on_stage or _no_progress
+    verbose, timing = options.verbose, options.timing
     label = f"{loaded.spec.name}.{loaded.method}"
     folder = loaded.search_paths[0] if loaded.search_paths else None
     static, lint_note = lint_model(loaded)
@@ -86,7 +74,8 @@ def scan_loaded(loaded: LoadedTarget, *, verbose: bool = False,
         if shape_sets:
             progress("recompiles", result)
             result.recompiles = check_recompiles(
-                loaded.fn, shape_sets, training=loaded.training, dynamic_check=dynamic_check,
+                loaded.fn, shape_sets, training=loaded.training,
+                dynamic_check=options.dynamic_check,
                 on_stage=lambda name: progress(name, result))
             result.summary.recompile_count = len(result.recompiles.recompiles)
             link_shape_branches(result.recompiles, result.static)
@@ -155,7 +144,7 @@ def skipped_spans(result: ScanResult) -> list[tuple[str, int, int]]:
     import ast
     import os
 
-    from .analyse import module_ast
+    from .frames import module_ast
 
     spans = []
     for frame in result.frames:
@@ -173,7 +162,7 @@ def skipped_spans(result: ScanResult) -> list[tuple[str, int, int]]:
 
 
 def _result(loaded: LoadedTarget, raw: Any, printed: str) -> ScanResult:
-    summary, explain, graphs, breaks, frames, gaps = analyse(raw)
+    found = analyse(raw)
     # A module's own signature is (*args, **kwargs); name the inputs after its method's.
     signature_of = getattr(loaded.fn, loaded.method, loaded.fn) \
         if isinstance(loaded.fn, torch.nn.Module) else loaded.fn
@@ -182,34 +171,37 @@ def _result(loaded: LoadedTarget, raw: Any, printed: str) -> ScanResult:
         python_version=python_version(), device=str(loaded.device), training=loaded.training,
         inputs=describe_inputs(loaded.args, loaded.kwargs,
                                positional_names(signature_of, len(loaded.args))),
-        summary=summary, explain=explain, graphs=graphs, breaks=breaks, frames=frames,
-        discrepancies=gaps, capture_seconds=round(raw.seconds, 4), notes=raw.notes,
+        summary=found.summary, explain=found.explain, graphs=found.graphs, breaks=found.breaks,
+        frames=found.frames, discrepancies=found.discrepancies, capture_seconds=round(raw.seconds, 4), notes=raw.notes,
         model_output=printed + raw.model_output, dynamo_log=raw.dynamo_log)
 
 
-def scan(target: str, *, input_shapes: list[str] | None = None, dtype: str = "float32",
-         device: str = "cpu", inputs: str | None = None, init_args: str | None = None,
-         method: str | None = None, train: bool = False, verbose: bool = False,
-         vary_batch: str | list[int] | None = None,
-         shapes: list[str] | None = None, timing: TimingOptions | None = None,
-         on_stage: OnStage | None = None, dynamic_check: bool = True,
-         on_progress: OnProgress | None = None) -> ScanResult:
+def scan(target: str, options: ScanOptions | None = None, *,
+         on_stage: OnStage | None = None, on_progress: OnProgress | None = None,
+         **fields: Any) -> ScanResult:
     """Scan ``FILE.py:NAME[.method]`` (or ``pkg.mod:NAME``) and return the result.
 
-    ``vary_batch`` ("1,4,16") or ``shapes`` (["8,16", "8,32"], one string per input set, inputs
-    separated by spaces) also call the compiled model with those inputs and report recompiles.
-    ``timing`` (a :class:`TimingOptions`) also times eager vs compiled execution.
-    ``dynamic_check=False`` skips replaying recompiling input sets with ``dynamic=True``.
+    ``options`` is a :class:`~breakscan.options.ScanOptions`; its fields may also be given as
+    keywords (``scan(target, input_shapes=["8,16"], vary_batch="1,4,16")``). ``vary_batch`` or
+    ``shapes`` also call the compiled model with those inputs and report recompiles; ``timing``
+    (a :class:`TimingOptions`) also times eager vs compiled execution.
     Raises :class:`breakscan.errors.UsageError` (exit 2) or :class:`ModelError` (exit 3).
-    Runs in this process; :func:`breakscan.isolate.run_isolated` runs it in a child process
+    Runs in this process; :func:`breakscan.runner.scan_isolated` runs it in a child process
     with a time limit, as the CLI does.
     """
+    options = ScanOptions(**fields) if options is None else options.but(**fields)
     (on_stage or _no_progress)("load", None)
-    loaded = load_target(target, input_shapes=input_shapes, dtype=dtype, device=device,
-                         inputs=inputs, init_args=init_args, method=method, train=train)
-    sets = shape_sets_for(loaded, vary_batch, shapes)
-    return scan_loaded(loaded, verbose=verbose, shape_sets=sets, timing=timing,
-                       on_stage=on_stage, dynamic_check=dynamic_check, on_progress=on_progress)
+    loaded = load_target(target, **options.load_options)
+    sets = shape_sets_for(loaded, options.vary_batch, list(options.shapes))
+    return scan_loaded(loaded, options, shape_sets=sets, on_stage=on_stage,
+                       on_progress=on_progress)
+
+
+def scan_job(request: dict[str, Any], on_stage: OnStage,
+             on_progress: OnProgress) -> ScanResult:
+    """The isolated child's scan: ``{"target": ..., "options": ScanOptions.to_dict()}``."""
+    return scan(request["target"], ScanOptions.from_dict(request["options"]),
+                on_stage=on_stage, on_progress=on_progress)
 
 
 def shape_sets_for(loaded: LoadedTarget, vary_batch: str | list[int] | None,
@@ -241,10 +233,10 @@ def scan_callable(model: torch.nn.Module | Callable[..., Any], *args: Any,
     loaded = LoadedTarget(spec=TargetSpec(source=source, is_file=False, name=label, method=None),
                           model=module, method="forward", fn=model, args=args, kwargs=kwargs,
                           device=device, training=train)
-    result = scan_loaded(loaded, verbose=verbose, timing=timing)
+    result = scan_loaded(loaded, ScanOptions(train=train, verbose=verbose, timing=timing))
     # Built by the caller: breakscan cannot know whether it has run before.
     result.captured_call = "first call breakscan made (the model may have run before)"
     return result
 
 
-__all__ = ["scan", "scan_callable", "scan_loaded", "TimingOptions"]
+__all__ = ["scan", "scan_callable", "scan_loaded", "scan_job", "ScanOptions", "TimingOptions"]

@@ -16,8 +16,8 @@ from typing import Any, Callable
 
 import torch
 
-from .analyse import is_torch_file
-from .capture import dynamo_session, read_metrics
+from .frames import is_torch_file
+from .dynamo import dynamo_session, read_metrics
 from .errors import as_model_error
 from .result import Recompile, RecompileReport
 
@@ -220,7 +220,7 @@ def link_shape_branches(report: RecompileReport, findings: list[Any]) -> None:
     when the replay showed dynamic=True does not remove the recompile, neither the report nor the
     lint recommends it.
     """
-    from .analyse import module_ast
+    from .frames import module_ast
 
     branches = [f for f in findings if f.category == "shape_branch"]
     linked = []

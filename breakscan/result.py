@@ -10,20 +10,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from .frames import Frame
+
 SCHEMA_VERSION = "1.6"
-
-
-@dataclass
-class Frame:
-    """One frame of a user stack, as Dynamo printed it."""
-
-    file: str
-    line: int
-    function: str
-    code: str = ""
-
-    def location(self) -> str:
-        return f"{self.file}:{self.line}"
 
 
 @dataclass
@@ -408,6 +397,11 @@ class ModelRun:
         return {"target": self.target, "exit_code": self.exit_code, "error": self.error,
                 "stage": self.stage, "partial": self.partial,
                 "result": self.result.to_dict() if self.result else None}
+
+
+def overall_exit_code(runs: list[ModelRun]) -> int:
+    """The most severe code of several runs: 3 (a model failed) > 2 (usage) > 1 (gate) > 0."""
+    return max((run.exit_code for run in runs), default=0)
 
 
 @dataclass

@@ -25,9 +25,9 @@ import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
+from .rules import LOG_METHODS
+
 GUARD = "not torch.compiler.is_compiling()"
-_LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal",
-                "log"}
 _TO_PYTHON = {"item", "tolist", "numpy"}
 _MUTATING = {"append", "extend", "insert", "update", "pop", "popitem", "remove", "clear",
              "setdefault", "discard"}
@@ -155,7 +155,7 @@ def _is_log_call(node: cst.CSTNode) -> bool:
     func = node.func
     if isinstance(func, cst.Name):
         return func.value == "print"
-    if isinstance(func, cst.Attribute) and func.attr.value in _LOG_METHODS:
+    if isinstance(func, cst.Attribute) and func.attr.value in LOG_METHODS:
         receiver = func.value
         if isinstance(receiver, cst.Call):  # logging.getLogger(__name__).info(...)
             receiver = receiver.func

@@ -1,8 +1,8 @@
-"""The rule catalogue: one rule per break category and per recompile cause.
+"""The rule registry: one rule per break category and per recompile cause, all a rule knows.
 
 Like ruff's rules, each has a stable id, a name, why it hurts, the Dynamo registry ids it covers
-(from the matcher table in ``categories.py``), a generic before/after and the fixes breakscan can
-offer and verify (``fixes.py``). ``breakscan rules`` lists them, ``breakscan rules BS001`` explains
+(``matches``, read by ``categories.categorize``; ``type_pattern`` for a torch whose breaks carry
+no id), a generic before/after and the fixes breakscan can offer and verify (``fixes.py``). ``breakscan rules`` lists them, ``breakscan rules BS001`` explains
 one. A break no rule knows (``other``) still carries Dynamo's own hints and its registry link.
 
 The advice is checked against torch 2.13 (see ../shared/DYNAMO_NOTES.md and the sample models).
@@ -10,7 +10,17 @@ The advice is checked against torch 2.13 (see ../shared/DYNAMO_NOTES.md and the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Match:
+    """A Dynamo registry id, narrowed by a regex over "gb_type | explanation | context" (GB0059
+    "Failed to trace builtin operator" is a print only when the builtin is ``print``)."""
+
+    gb_id: str
+    pattern: str | None = None
 
 
 @dataclass(frozen=True)
@@ -25,13 +35,12 @@ class Rule:
     after: str
     fixes: tuple[str, ...] = ()  # fix ids fixes.py can apply and verify
     kind: str = "break"  # break | recompile
+    matches: tuple[Match, ...] = ()  # the registry ids of this category, most common first
+    type_pattern: str | None = None  # the break type's text, for breaks with no registry id
 
     @property
     def gb_ids(self) -> list[str]:
-        from .categories import RULES as MATCHERS
-
-        # In the matcher table's order: the most common id first.
-        return list(dict.fromkeys(m.gb_id for m in MATCHERS if m.category == self.category))
+        return list(dict.fromkeys(m.gb_id for m in self.matches))
 
 
 CATALOGUE: tuple[Rule, ...] = (
@@ -45,7 +54,10 @@ CATALOGUE: tuple[Rule, ...] = (
                     " = True` keeps it in the graph.",
          before="h = self.fc(x)\nself.last_mean = h.mean().item()\nreturn h",
          after="h = self.fc(x)\nreturn h, h.mean()  # log mean.item() after the call",
-         fixes=("capture_scalar_outputs",)),
+         fixes=("capture_scalar_outputs",),
+         matches=(Match("GB0124"),  # Tensor.item(), float(t), int(t)
+                  Match("GB0033")),  # data-dependent operator (aten._local_scalar_dense…)
+         type_pattern=r"\.item\(\)|capture_scalar_outputs"),
     Rule("BS002", "data_dependent_branch", "tensor-branch",
          "Python control flow on a tensor value",
          why="`if` (or `while`, `and`/`or`, `assert`) on a tensor value needs the value on the "
@@ -57,7 +69,11 @@ CATALOGUE: tuple[Rule, ...] = (
                     "for it.",
          before="if h.sum() > 0:\n    h = h * 2\nelse:\n    h = h - 1",
          after="h = torch.where(h.sum() > 0, h * 2, h - 1)  # both sides computed, no branch",
-         fixes=("torch_where",)),
+         fixes=("torch_where",),
+         matches=(Match("GB0170"),  # if/while on a tensor
+                  Match("GB0035"),  # non-constant __bool__
+                  Match("GB0034")),  # data-dependent assert
+         type_pattern=r"[Dd]ata-dependent branching|generic_jump"),
     Rule("BS003", "print", "print-in-forward", "print or logging call inside the compiled region",
          why="Dynamo cannot put I/O in a graph: the graph ends before the call and resumes after "
              "it, and printing a tensor also syncs to fetch its values.",
@@ -67,7 +83,11 @@ CATALOGUE: tuple[Rule, ...] = (
          before='h = self.fc(x)\nprint("norm", h.norm())\nreturn h',
          after='h = self.fc(x)\nif not torch.compiler.is_compiling():\n'
                '    print("norm", h.norm())  # eager runs only\nreturn h',
-         fixes=("print_guard",)),
+         fixes=("print_guard",),
+         matches=(Match("GB0059", r"builtin operator `print`"),
+                  Match("GB0291"),  # logging.Logger methods
+                  Match("GB0007", r"`[\w.]*(print|logging|warn)\b")),
+         type_pattern=r"\bprint\b|logging"),
     Rule("BS004", "tolist_numpy", "tensor-to-python", "Tensor turned into a Python list or NumPy "
          "array",
          why="`.tolist()` of a float tensor breaks the graph (GB0109) and syncs; "
@@ -76,7 +96,12 @@ CATALOGUE: tuple[Rule, ...] = (
          suggestion="Keep the data as tensors (index, `torch.unbind`, tensor ops) instead of "
                     ".tolist()/.numpy(); do the conversion outside forward.",
          before="scores = h.softmax(-1).tolist()\nreturn torch.tensor([max(r) for r in scores])",
-         after="return h.softmax(-1).amax(-1)"),
+         after="return h.softmax(-1).amax(-1)",
+         matches=(Match("GB0109"),  # Tensor.tolist() non-integer
+                  Match("GB0105"),  # Tensor.numpy() without trace_numpy
+                  *(Match(i) for i in ("GB0106", "GB0185", "GB0231", "GB0290", "GB0293",
+                                       "GB0294"))),
+         type_pattern=r"tolist|numpy"),
     Rule("BS005", "dynamic_shape_op", "data-dependent-shape",
          "Operator whose output shape depends on the data",
          why="`nonzero`, boolean masks (`x[x > 0]`), `unique`… have a size known only after "
@@ -86,7 +111,11 @@ CATALOGUE: tuple[Rule, ...] = (
                     "`torch._dynamo.config.capture_dynamic_output_shape_ops = True`.",
          before="picked = h[h > 0]\nreturn picked.sum()",
          after="return torch.where(h > 0, h, 0).sum()  # same value, static shape",
-         fixes=("capture_dynamic_output_shape_ops",)),
+         fixes=("capture_dynamic_output_shape_ops",),
+         matches=(Match("GB0036"),  # nonzero, boolean mask, unique…
+                  Match("GB0037"),
+                  Match("GB0246")),  # one_hot with data-dependent shape
+         type_pattern=r"[Dd]ynamic shape operator|nonzero"),
     Rule("BS006", "unsupported_call", "untraceable-call", "Call Dynamo cannot trace",
          why="`random`, `time`, C extensions and other skipped functions run in Python: the graph "
              "ends before the call. A call before any tensor op is invisible to "
@@ -96,13 +125,22 @@ CATALOGUE: tuple[Rule, ...] = (
                     "`torch.compiler.allow_in_graph` / a `torch.library.custom_op`, or exclude it "
                     "with `torch.compiler.disable` (an explicit, cheaper break).",
          before="scale = 1.0 + random.random() * 0.1\nreturn self.fc(x) * scale",
-         after="scale = 1.0 + torch.rand(()) * 0.1  # stays in the graph\nreturn self.fc(x) * scale"),
+         after="scale = 1.0 + torch.rand(()) * 0.1  # stays in the graph\nreturn self.fc(x) * scale",
+         matches=(Match("GB0007"),  # function marked as skipped (random, time, C ext)
+                  *(Match(i) for i in ("GB0008", "GB0009", "GB0059", "GB0147", "GB0148",
+                                       "GB0156")),
+                  Match("GB0087")),  # op without fake/meta support
+         type_pattern=r"marked as skipped|Unsupported function call"),
     Rule("BS007", "explicit_break", "explicit-break", "Explicit graph break",
          why="`torch._dynamo.graph_break()` (or a `torch.compiler.disable`d function) splits the "
              "graph on purpose; left in by accident it costs a resume function and lost fusion.",
          suggestion="Remove the `torch._dynamo.graph_break()` call unless the split is intended.",
          before="h = self.fc1(x)\ntorch._dynamo.graph_break()\nreturn self.fc2(h)",
-         after="h = self.fc1(x)\nreturn self.fc2(h)"),
+         after="h = self.fc1(x)\nreturn self.fc2(h)",
+         matches=(Match("GB0025"),  # torch._dynamo.graph_break()
+                  Match("GB0098"),  # a torch.compiler.disable'd function
+                  Match("GB0099")),
+         type_pattern=r"graph_break\(\)"),
     Rule("BS008", "frame_skipped", "break-in-loop-or-try", "Whole frame fell back to eager",
          why="A break Dynamo cannot resume from — inside a `for`/`while` loop (GB7000), inside a "
              "`try`/`with` block, or with nothing resumable before it — makes it skip the whole "
@@ -111,7 +149,9 @@ CATALOGUE: tuple[Rule, ...] = (
          suggestion="Move the breaking call out of the loop or try/with block, or fix the break "
                     "itself (see its cause), so the rest of the function compiles again.",
          before="for layer in self.layers:\n    x = layer(x)\n    print(x.norm())",
-         after="for layer in self.layers:\n    x = layer(x)\nreturn x  # report norms outside"),
+         after="for layer in self.layers:\n    x = layer(x)\nreturn x  # report norms outside",
+         matches=(Match("GB4297"),  # torch._dynamo.skip_frame()
+                  Match("GB7000"))),
     Rule("BS009", "other", "other-break", "Other graph break",
          why="Dynamo could not trace this construct; see its explanation, hints and registry page.",
          suggestion="See Dynamo's explanation and hints below and the registry page for this id.",
@@ -145,6 +185,40 @@ CATALOGUE: tuple[Rule, ...] = (
          after="return self.fc(x)  # one op for the whole batch"),
 )
 
+
+
+@dataclass(frozen=True)
+class FixSpec:
+    """A fix breakscan can apply and verify (``fixes.py`` plans and verifies it)."""
+
+    id: str
+    kind: str  # setting (a Dynamo config value) | source (a rewrite) | dynamic | switch
+    rule: str | None  # the rule it belongs to; None: the rule of the break it is tried on
+    setting: str = ""  # how users write a setting
+    config: tuple[tuple[str, Any], ...] = ()  # the Dynamo config values a setting sets
+    also_for: tuple[str, ...] = ()  # other break categories it is tried on
+
+
+FIXES: dict[str, FixSpec] = {f.id: f for f in (
+    FixSpec("capture_scalar_outputs", "setting", "BS001",
+            "torch._dynamo.config.capture_scalar_outputs = True",
+            (("capture_scalar_outputs", True),)),
+    FixSpec("torch_where", "source", "BS002"),
+    # An .item() whose value is only printed or logged: guard the print.
+    FixSpec("print_guard", "source", "BS003", also_for=("item",)),
+    FixSpec("capture_dynamic_output_shape_ops", "setting", "BS005",
+            "torch._dynamo.config.capture_dynamic_output_shape_ops = True",
+            (("capture_dynamic_output_shape_ops", True),)),
+    FixSpec("dynamic", "dynamic", "BS101", "torch.compile(model, dynamic=True)"),
+    # A break inside a library, acted on at the user's own call into it.
+    FixSpec("disable_call", "source", None),
+    FixSpec("tolist_loop", "source", None),
+)}
+
+# What counts as a logging call (BS003), for the lint (ast) and the rewrite (libcst) alike.
+LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical",
+                         "fatal", "log"})
+
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in CATALOGUE}
 RULES_BY_CATEGORY: dict[str, Rule] = {r.category: r for r in CATALOGUE}
 RULE_IDS: dict[str, str] = {r.category: r.id for r in CATALOGUE}
@@ -159,12 +233,24 @@ def rule_for(category: str) -> Rule:
 
 
 def rule_for_fix(fix_id: str, category: str) -> str:
-    """The rule a fix belongs to: the one whose catalogue entry offers it (the print guard is
+    """The rule a fix belongs to: the one whose registry entry offers it (the print guard is
     BS003 even when the break it removes is an `.item()` inside a print), else the break's."""
-    for rule in CATALOGUE:
-        if fix_id in rule.fixes:
-            return rule.id
-    return rule_id(category)
+    spec = FIXES.get(fix_id)
+    return spec.rule if spec is not None and spec.rule else rule_id(category)
+
+
+def fixes_for(category: str, kind: str) -> list[FixSpec]:
+    """The fixes of this kind tried on a break of ``category``: its rule's, then those that
+    also apply to it (the print guard for an ``.item()`` that is only printed)."""
+    own = [FIXES[i] for i in rule_for(category).fixes if FIXES[i].kind == kind]
+    return own + [f for f in FIXES.values() if category in f.also_for and f.kind == kind]
+
+
+def gb(category: str, gb_id: str) -> str:
+    """``gb_id``, checked to be one of the rule's registry ids (for messages that name one)."""
+    if gb_id not in RULES_BY_CATEGORY[category].gb_ids:
+        raise ValueError(f"{gb_id} is not a registry id of the {category} rule")
+    return gb_id
 
 
 def finding_status(status: str, category: str) -> str:

@@ -68,8 +68,10 @@ def locate(break_at: str, default_file: Path) -> tuple[Path, int]:
 def run_cli(*args: str, cwd: Path | str = ROOT, env: dict | None = None,
             timeout: int = 300) -> subprocess.CompletedProcess:
     """The real CLI in a subprocess, as a user or CI script runs it."""
-    full_env = dict(os.environ)
-    full_env.pop("FORCE_COLOR", None)
+    # Not the test runner's terminal: pytest-xdist workers set COLUMNS=80, which would narrow
+    # the report to 80 columns (a user's pipe gets 100).
+    full_env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "COLUMNS",
+                                                                 "LINES")}
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", "breakscan", *args], cwd=cwd, env=full_env,
                           capture_output=True, text=True, timeout=timeout)

@@ -10,7 +10,7 @@ import textwrap
 import torch
 
 from breakscan import scan, scan_callable
-from breakscan.analyse import owner_of
+from breakscan.frames import owner_of
 
 from conftest import SAMPLES, locate
 

@@ -11,7 +11,8 @@ import pytest
 
 from breakscan import scan
 from breakscan.errors import UsageError
-from breakscan.gate import GateConfig, evaluate
+from breakscan.gate import evaluate
+from breakscan.options import GateOptions, ScanOptions
 
 from conftest import SAMPLES, locate, run_cli
 
@@ -55,7 +56,7 @@ def test_max_recompiles_gate():
 
 def test_gate_in_json():
     result = scan(f"{SAMPLES}/loop_break.py:PrintInLoop", input_shapes=["8,16"])
-    gate = evaluate(result, GateConfig(fullgraph=True, fail_on=["print"]))
+    gate = evaluate(result, GateOptions(fullgraph=True, fail_on=["print"]))
     result.gate = gate
     doc = result.to_dict()["gate"]
     assert doc["passed"] is False
@@ -155,14 +156,12 @@ def test_check_config_errors(tmp_path):
 
 @pytest.fixture(scope="module")
 def failing_runs():
-    from breakscan.check import run_model
+    from breakscan.runner import run_model
 
-    gate = GateConfig(max_breaks=0)
-    return [run_model(f"{SAMPLES}/nested_break.py:NestedBreak", {"input_shapes": ["8,16"]},
-                      gate),
-            run_model(f"{SAMPLES}/item_logging.py:LogOutsideForward",
-                      {"input_shapes": ["8,16"]}, gate),
-            run_model(f"{SAMPLES}/nope.py:X", {"input_shapes": ["8,16"]}, gate)]
+    gate, options = GateOptions(max_breaks=0), ScanOptions(input_shapes=["8,16"])
+    return [run_model(f"{SAMPLES}/nested_break.py:NestedBreak", options, gate),
+            run_model(f"{SAMPLES}/item_logging.py:LogOutsideForward", options, gate),
+            run_model(f"{SAMPLES}/nope.py:X", options, gate)]
 
 
 def test_junit_counts(failing_runs):
@@ -208,7 +207,5 @@ def test_github_annotations_and_markdown(failing_runs):
 
 
 def test_usage_error_for_unknown_category():
-    with pytest.raises(UsageError):
-        from breakscan.gate import parse_categories
-
-        parse_categories("item,nope")
+    with pytest.raises(UsageError, match="unknown --fail-on category nope"):
+        GateOptions(fail_on="item,nope")

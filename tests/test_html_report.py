@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from breakscan.categories import REGISTRY_URL
-from breakscan.isolate import run_isolated
+from breakscan.options import Limits, ScanOptions
+from breakscan.runner import scan_isolated
 from breakscan.report import render_file_format
 from breakscan.report.html import to_html
 from breakscan.result import Check, Comparison, Correctness, Fix, FixMetrics, GateResult, ModelRun
@@ -99,7 +100,7 @@ def parse(page: str) -> TreeBuilder:
 
 @pytest.fixture(scope="module")
 def runs() -> list[ModelRun]:
-    done = [run_isolated(target, {"input_shapes": [shape]}, timeout=120)
+    done = [scan_isolated(target, ScanOptions(input_shapes=[shape]), Limits(timeout=120))
             for target, shape in TARGETS]
     for run in done:
         assert run.error is None and run.result is not None, (run.target, run.error, run.detail)

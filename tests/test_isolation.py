@@ -13,8 +13,9 @@ import time
 
 import pytest
 
-from breakscan.isolate import run_isolated
-from breakscan.report.json import write_atomic
+from breakscan.options import Limits, ScanOptions
+from breakscan.runner import scan_isolated
+from breakscan.files import write_atomic
 
 from conftest import FIXTURES, ROOT, SAMPLES, locate, run_cli
 
@@ -43,8 +44,8 @@ def test_hang_after_explain_times_out_with_a_partial_json_report(tmp_path):
 
 def test_abort_in_forward_is_a_crash_at_the_users_line():
     _, line = locate("os.abort()", M)
-    run = run_isolated(f"{M}:AbortsOnNewBatch", {"input_shapes": ["8,4"], "vary_batch": "8,16"},
-                       timeout=60)
+    run = scan_isolated(f"{M}:AbortsOnNewBatch",
+                        ScanOptions(input_shapes=["8,4"], vary_batch="8,16"), Limits(timeout=60))
     assert run.exit_code == 3 and run.stage == "recompiles" and run.partial
     assert run.error == f"the scan process crashed with SIGABRT during recompiles at {M}:{line} " \
                         "in forward"

@@ -14,7 +14,8 @@ import json
 import pytest
 
 from breakscan import scan
-from breakscan.gate import GateConfig, evaluate
+from breakscan.gate import evaluate
+from breakscan.options import GateOptions
 from breakscan.rules import finding_status
 
 from conftest import FIXTURES, SAMPLES, locate, run_cli, run_on_terminal
@@ -45,7 +46,7 @@ def test_breaks_of_later_calls_only_are_reported_but_not_gated():
     (brk,) = result.breaks
     assert brk.calls == "later_only" and brk.category == "print"
     assert (result.later_call.graph_count, result.later_call.graph_break_count) == (2, 1)
-    gate = evaluate(result, GateConfig(max_breaks=0, fail_on=["print"]))
+    gate = evaluate(result, GateOptions(max_breaks=0, fail_on=["print"]))
     assert gate.passed, gate.checks
 
 

@@ -67,6 +67,27 @@ def test_every_category_has_one_rule_and_every_rule_a_worked_example():
     assert RULES_BY_CATEGORY["item"].gb_ids[:1] == ["GB0124"]
 
 
+def test_one_registry_every_fix_and_lint_check_belongs_to_a_rule():
+    """Fixes, lint checks and the GB ids messages name all come from the rule registry."""
+    from breakscan import lint_rules
+    from breakscan.rules import FIXES, RULES_BY_ID, fixes_for, gb
+
+    for rule in CATALOGUE:
+        for fix_id in rule.fixes:
+            assert FIXES[fix_id].rule == rule.id, fix_id
+    for spec in FIXES.values():
+        assert spec.rule is None or spec.id in RULES_BY_ID[spec.rule].fixes, spec
+        assert (spec.kind == "setting") == bool(spec.config), spec
+    assert [f.id for f in fixes_for("item", "source")] == ["print_guard"]  # also_for
+    for category in lint_rules.CATEGORIES:
+        assert category in RULES_BY_CATEGORY, category
+    assert lint_rules.BREAK_CATEGORIES == {"item", "data_dependent_branch", "print",
+                                           "tolist_numpy", "unsupported_call", "explicit_break"}
+    assert gb("print", "GB0291") == "GB0291"
+    with pytest.raises(ValueError):
+        gb("print", "GB0124")  # a message may not name another rule's id
+
+
 def test_rules_cli():
     listing = run_cli("rules")
     assert listing.returncode == 0

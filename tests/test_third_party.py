@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from breakscan.isolate import run_isolated
+from breakscan.options import Limits, ScanOptions
+from breakscan.runner import scan_isolated
 
 from conftest import FIXTURES, ROOT, run_cli
 
@@ -74,7 +75,7 @@ def test_third_party_model(name):
 
     options, graphs, expected_breaks = CASES[name]
     os.chdir(ROOT)
-    run = run_isolated(f"{HF}:{name}", options, timeout=300)
+    run = scan_isolated(f"{HF}:{name}", ScanOptions(**options), Limits(timeout=300))
     assert run.error is None, run.error
     result = run.result
     assert result.summary.graph_count == graphs
@@ -111,7 +112,7 @@ def _line_of(path: Path, code: str) -> int:
 
 def _run(target: str, options: dict, timeout: float = 600):
     os.chdir(ROOT)
-    run = run_isolated(target, options, timeout=timeout)
+    run = scan_isolated(target, ScanOptions(**options), Limits(timeout=timeout))
     assert run.error is None, run.error
     return run.result
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json as _json
 
-from ..result import SCHEMA_VERSION, ModelRun
+from ..result import SCHEMA_VERSION, ModelRun, overall_exit_code
 
 
 def render_file_format(runs: list[ModelRun], fmt: str, *, single: bool) -> str:
@@ -14,8 +14,6 @@ def render_file_format(runs: list[ModelRun], fmt: str, *, single: bool) -> str:
             from .json import to_json
 
             return to_json(runs[0].result)
-        from ..check import overall_exit_code
-
         doc = {"schema_version": SCHEMA_VERSION, "exit_code": overall_exit_code(runs),
                "passed": overall_exit_code(runs) == 0, "models": [r.to_dict() for r in runs]}
         return _json.dumps(doc, indent=2, default=str) + "\n"

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from ..categories import CATEGORIES
 from ..result import ModelRun
-from .paths import recompile_location, repo_path
+from ..frames import repo_path
+from .paths import recompile_location
 
 
 def _escape_data(text: str) -> str:

@@ -23,7 +23,8 @@ from pygments.token import STANDARD_TYPES
 from ..categories import REGISTRY_URL
 from ..result import Comparison, Fix, ModelRun, ScanResult
 from ..rules import finding_status, rule_for
-from .terminal import _ms, _scrubbed, fix_numbers, printable, short_path
+from ..frames import display_path, is_user_file
+from .terminal import _ms, _scrubbed, fix_numbers, printable
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 GRAPH_COLOURS = 6  # CSS classes g0..g5 cycle over the graphs
@@ -57,7 +58,7 @@ def _environment() -> Environment:
                                                    default_for_string=True, default=True),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["ms"] = lambda s: "-" if s is None else _ms(s)
-    env.filters["short"] = lambda p: short_path(p) if p else ""
+    env.filters["short"] = lambda p: display_path(p) if p else ""
     env.filters["finding_status"] = lambda f: finding_status(f.status, f.category)
     return env
 
@@ -88,12 +89,6 @@ def _highlight_diff(diff: str) -> Markup:
                             HtmlFormatter(nowrap=True)))
 
 
-def _is_user_file(path: str) -> bool:
-    norm = path.replace("\\", "/")
-    return not (path.startswith("<") or "site-packages" in norm or "dist-packages" in norm
-                or "/torch/" in norm or "/lib/python" in norm)
-
-
 def _split_location(loc: str) -> tuple[str, int] | None:
     file, _, line = loc.rpartition(":")
     return (file, int(line)) if file and line.isdigit() else None
@@ -117,7 +112,7 @@ def _source_views(result: ScanResult, section: str) -> tuple[list[SourceView], d
     for graph in result.graphs:
         for loc in graph.source_lines:
             parsed = _split_location(loc)
-            if parsed is None or not _is_user_file(parsed[0]):
+            if parsed is None or not is_user_file(parsed[0]):
                 continue
             graph_lines.setdefault(parsed[0], {}).setdefault(parsed[1], []).append(graph.index)
             if parsed[0] not in files:
@@ -158,7 +153,7 @@ def _source_views(result: ScanResult, section: str) -> tuple[list[SourceView], d
                     kept.append(line)
                     previous = line.number
             lines = kept
-        views.append(SourceView(anchor, path, short_path(path), lines))
+        views.append(SourceView(anchor, path, display_path(path), lines))
     return views, break_anchor
 
 

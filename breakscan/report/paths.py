@@ -1,20 +1,10 @@
-"""Paths as CI tools want them: relative to the repository root (``$GITHUB_WORKSPACE`` when
-set, else the working directory); a file outside it keeps its absolute path."""
+"""Where a CI annotation points for a recompile (GitHub and SARIF share it); paths are
+:func:`breakscan.frames.repo_path`'s."""
 
 from __future__ import annotations
 
-import os
-
+from ..frames import repo_path
 from ..result import Recompile
-
-
-def repo_path(path: str) -> str:
-    base = os.environ.get("GITHUB_WORKSPACE") or os.getcwd()
-    try:
-        rel = os.path.relpath(os.path.abspath(path), os.path.abspath(base))
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel.replace(os.sep, "/")
 
 
 def recompile_location(rec: Recompile) -> tuple[str, int]:

@@ -7,7 +7,8 @@ import json
 from .. import __version__
 from ..categories import CATEGORIES
 from ..result import ModelRun
-from .paths import recompile_location, repo_path
+from ..frames import repo_path
+from .paths import recompile_location
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 

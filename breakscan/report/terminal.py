@@ -19,7 +19,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from ..breaklog import PROVENANCE
+from ..frames import display_path, provenance_frame
 from ..categories import REGISTRY_URL
 from ..result import Comparison, Fix, ModelRun, RootBreak, ScanResult, StaticFinding
 from ..rules import Rule, finding_status
@@ -31,15 +31,6 @@ CALLS_TEXT = {
     "later_only": "later calls only: the first call does not break here, a later call does "
                   "(not counted by the gate, which judges the first call)",
 }
-
-
-def short_path(path: str) -> str:
-    """Relative to the working directory when that is shorter (it usually is for user code)."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return rel if len(rel) < len(path) and not rel.startswith("../..") else path
 
 
 def summary_line(result: ScanResult) -> Text:
@@ -113,7 +104,7 @@ def _break_panel(rank: int, brk: RootBreak) -> Panel:
     title = Text()
     title.append(f"#{rank} ", style="bold")
     title.append(brk.category, style="bold magenta")
-    title.append(f"  {brk.gb_id or '-'}  {short_path(brk.file)}:{brk.line}")
+    title.append(f"  {brk.gb_id or '-'}  {display_path(brk.file)}:{brk.line}")
     title.append(f"  in {brk.function}()" if brk.function else "")
     body: list = []
     meta = Text()
@@ -125,7 +116,7 @@ def _break_panel(rank: int, brk: RootBreak) -> Panel:
         meta.append(f"\n{brk.skip_cause}", style="bold red")
     if brk.sites:
         meta.append("\nthe value computed here is tested by the branch(es) at " + ", ".join(
-            f"line {f.line}" if f.file == brk.file else f"{short_path(f.file)}:{f.line}"
+            f"line {f.line}" if f.file == brk.file else f"{display_path(f.file)}:{f.line}"
             for f in brk.sites), style="bold")
     meta.append(f"\nsplits {brk.graph_splits} frame(s); {brk.records} log record(s), "
                 f"{brk.explain_reasons} explain reason(s)", style="dim")
@@ -149,7 +140,7 @@ def _break_panel(rank: int, brk: RootBreak) -> Panel:
     if brk.user_frame is not None:
         f = brk.user_frame
         body.append(Text("your line: ", style="bold yellow") + Text(
-            f"{short_path(f.file)}:{f.line} in {f.function}() `{f.code}` calls into the "
+            f"{display_path(f.file)}:{f.line} in {f.function}() `{f.code}` calls into the "
             f"{brk.owner.replace('_', '-')} code that breaks: act there"))
     body.append(Text("fix: ", style="bold green") + Text(brk.suggestion))
     if brk.doc_url:
@@ -163,10 +154,9 @@ def _explanation(text: str) -> tuple[str, list[str]]:
     steps: list[str] = []
     after_step = False
     for line in text.splitlines():
-        m = PROVENANCE.search(line)
-        if m:
-            step = (f"{os.path.basename(m.group('file'))}:{m.group('line')} in "
-                    f"{m.group('fn').strip()}: {m.group('code').strip()}")
+        frame = provenance_frame(line)
+        if frame:
+            step = f"{os.path.basename(frame.file)}:{frame.line} in {frame.function}: {frame.code}"
             if not steps or steps[-1] != step:
                 steps.append(step)
             after_step = True
@@ -187,7 +177,7 @@ def _action_table(result: ScanResult) -> Table:
     table.add_column("source", overflow="ellipsis", no_wrap=True, ratio=1, min_width=12)
     for rank, brk in enumerate(result.breaks, 1):
         mark = {"first_only": " (1st call)", "later_only": " (later)"}.get(brk.calls, "")
-        table.add_row(str(rank), brk.category + mark, f"{short_path(brk.file)}:{brk.line}",
+        table.add_row(str(rank), brk.category + mark, f"{display_path(brk.file)}:{brk.line}",
                       str(brk.graph_splits), brk.owner, brk.code)
     return table
 
@@ -200,12 +190,12 @@ def _render_recompiles(result: ScanResult, console: Console) -> None:
                        f"{len(report.recompiles)} recompile(s), {report.graph_count} graph(s)",
                        style="bold"))
     for rec in report.recompiles:
-        console.print(Text(f"  {rec.function}() {short_path(rec.file)}:{rec.line} "
+        console.print(Text(f"  {rec.function}() {display_path(rec.file)}:{rec.line} "
                            f"(input set {rec.input_set})", style="magenta"))
         for reason in rec.reasons:
             console.print(Text(f"    guard failed: {reason.split('  #')[0]}"))
         for loc in rec.guard_lines:
-            console.print(Text(f"    guard set by {short_path(loc)}", style="dim"))
+            console.print(Text(f"    guard set by {display_path(loc)}", style="dim"))
     if report.dynamic_recompile_count is not None:
         over = (f" (over the {report.dynamic_replayed} sets without a size 0/1)"
                 if report.dynamic_replayed else "")
@@ -287,7 +277,7 @@ def _render_fixes(result: ScanResult, console: Console) -> None:
     console.print(Text("Fixes (each verified in a fresh process: same weights and inputs, "
                        "rescanned, run eager and compiled)", style="bold"))
     for fix in result.fixes:
-        where = f"  {short_path(fix.file)}:{fix.line}" if fix.file else ""
+        where = f"  {display_path(fix.file)}:{fix.line}" if fix.file else ""
         head = Text(f"  {'VERIFIED' if fix.verified else 'NOT VERIFIED'}",
                     style="bold green" if fix.verified else "bold yellow")
         title = "" if fix.title == fix.fix_id else f": {fix.title}"  # never the id twice
@@ -306,8 +296,8 @@ def _render_fixes(result: ScanResult, console: Console) -> None:
             console.print(Padding(Syntax(fix.diff.rstrip("\n"), "diff", theme="ansi_dark",
                                          word_wrap=True), (0, 0, 0, 4)))
         if fix.written:
-            console.print(Text(f"    written to {short_path(fix.file)} (backup "
-                               f"{short_path(fix.backup)})", style="bold green"))
+            console.print(Text(f"    written to {display_path(fix.file)} (backup "
+                               f"{display_path(fix.backup)})", style="bold green"))
     for line in result.unfixed:
         console.print(Text(f"  {line}", style="yellow"))
 
@@ -324,7 +314,7 @@ def render_static(findings: list[StaticFinding], console: Console, *,
                            style="bold"))
     for f in findings:
         text = Text(f"  {f.rule} {f.category}", style="magenta")
-        text.append(f"  {short_path(f.file)}:{f.line}  in {f.function}()")
+        text.append(f"  {display_path(f.file)}:{f.line}  in {f.function}()")
         text.append(f"\n      {printable(f.code)}", style="cyan")
         status = finding_status(f.status, f.category)
         if status:

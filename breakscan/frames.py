@@ -1,0 +1,236 @@
+"""Whose file is it, which frame is the one to act on, and how a path is shown: decided here only.
+
+Every other module asks this one: the break's reported line (:func:`acting_frame`), the user's
+own call into a library (:func:`user_frame`), the line an error message or a hung scan's stack
+dump names (:func:`acting_frame` over :func:`parse_stack`), the HTML report's source views
+(:func:`is_user_file`), and every path a report, a diff or a baseline shows
+(:func:`display_path`, :func:`relative_to`). Imports no torch (it finds torch's folder without
+loading it), so the parent process and the reporters stay cheap.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib.util
+import os
+import re
+import site
+import sysconfig
+from dataclasses import dataclass
+from typing import Iterable
+
+Owner = str  # "user" | "third_party" | "torch" (the JSON schema's values)
+
+
+@dataclass
+class Frame:
+    """One frame of a stack: a Dynamo user stack, a traceback or a faulthandler dump."""
+
+    file: str
+    line: int
+    function: str
+    code: str = ""
+
+    def location(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+def _folder(path: str | None) -> str | None:
+    return os.path.abspath(path) + os.sep if path else None
+
+
+def _torch_dir() -> str:
+    spec = importlib.util.find_spec("torch")  # finds torch without importing it (1 s)
+    origin = spec.origin if spec is not None else None
+    return _folder(os.path.dirname(origin)) if origin else os.sep + "torch" + os.sep
+
+
+_TORCH_DIR = _torch_dir()
+_OWN_DIR = _folder(os.path.dirname(__file__))
+_STDLIB_DIRS = tuple(sorted({d for d in (_folder(sysconfig.get_paths().get(k))
+                                         for k in ("stdlib", "platstdlib")) if d}))
+
+
+def _library_dirs() -> tuple[str, ...]:
+    dirs = {sysconfig.get_paths().get(k) for k in ("purelib", "platlib", "stdlib", "platstdlib")}
+    dirs |= set(getattr(site, "getsitepackages", lambda: [])())
+    user_site = getattr(site, "getusersitepackages", lambda: None)()
+    dirs |= {user_site} if user_site else set()
+    return tuple(sorted(d for d in (_folder(p) for p in dirs) if d))
+
+
+_LIBRARY_DIRS = _library_dirs()
+_PACKAGE_FOLDERS = ("site-packages", "dist-packages")
+
+
+def is_torch_file(path: str) -> bool:
+    return os.path.abspath(path).startswith(_TORCH_DIR)
+
+
+def is_own_file(path: str) -> bool:
+    """breakscan's own code: never the line to act on."""
+    return os.path.abspath(path).startswith(_OWN_DIR)
+
+
+def is_stdlib_file(path: str) -> bool:
+    """Python's own library (``copy.py``, ``inspect.py``, ``logging``), not installed packages."""
+    if path.startswith("<frozen"):
+        return True
+    full = os.path.abspath(path)
+    parts = full.split(os.sep)
+    return full.startswith(_STDLIB_DIRS) and not any(p in parts for p in _PACKAGE_FOLDERS)
+
+
+def owner_of(path: str) -> Owner:
+    """``torch`` for torch's own files, ``third_party`` for installed packages and the standard
+    library, else ``user``."""
+    full = os.path.abspath(path)
+    if full.startswith(_TORCH_DIR):
+        return "torch"
+    if any(p in full.split(os.sep) for p in _PACKAGE_FOLDERS) or full.startswith(_LIBRARY_DIRS) \
+            or path.startswith("<frozen"):
+        return "third_party"
+    return "user"
+
+
+def is_user_file(path: str) -> bool:
+    """A real file of the user's own code (not generated ``<string>`` code, not breakscan)."""
+    return not path.startswith("<") and owner_of(path) == "user" and not is_own_file(path)
+
+
+# A traceback's `File "m.py", line 3, in f` (a Dynamo user stack, an FX node's stack trace, an
+# exception's text) and a faulthandler dump's `File "m.py", line 3 in f`.
+STACK_LINE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)'
+                        r'(?:,? in (?P<function>.+?))?\s*$')
+# A step of Dynamo's branch provenance: `# File "m.py", line 3, in f, code: y = x.sum()`.
+PROVENANCE_LINE = re.compile(r'# File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>[^,]+), '
+                             r'code: (?P<code>.*)$')
+
+
+def parse_stack(text: str, *, most_recent_first: bool = False) -> list[Frame]:
+    """The frames a printed stack names, outermost first, each with the source line printed
+    under it (a faulthandler dump lists the most recent call first: say so and it is turned
+    around)."""
+    lines = text.splitlines()
+    frames: list[Frame] = []
+    for idx, line in enumerate(lines):
+        m = STACK_LINE.match(line)
+        if not m:
+            continue
+        code = ""
+        if idx + 1 < len(lines) and not STACK_LINE.match(lines[idx + 1]):
+            following = lines[idx + 1].strip()
+            if following and not set(following) <= set("^~ "):
+                code = following
+        frames.append(Frame(m["file"], int(m["line"]), (m["function"] or "").strip(), code))
+    return frames[::-1] if most_recent_first else frames
+
+
+def provenance_frame(line: str) -> Frame | None:
+    """The frame one line of Dynamo's branch provenance names, with its code (else None)."""
+    m = PROVENANCE_LINE.search(line)
+    return Frame(m["file"], int(m["line"]), m["fn"].strip(), m["code"].strip()) if m else None
+
+
+def frames_of(exc: BaseException) -> list[Frame]:
+    """An exception's traceback as frames, outermost first (a SyntaxError's own line last)."""
+    import traceback
+
+    frames = [Frame(f.filename, f.lineno or 0, f.name) for f in
+              traceback.extract_tb(exc.__traceback__)]
+    if isinstance(exc, SyntaxError) and exc.filename:
+        frames.append(Frame(exc.filename, exc.lineno or 0, "<module>"))
+    return frames
+
+
+def acting_frame(frames: Iterable[Frame]) -> Frame | None:
+    """The line to act on: the innermost frame outside torch, breakscan and the standard library.
+
+    ``copy.py:76 return copier(x)`` is never the line to act on when a library or user frame
+    called it; a chain of torch and stdlib frames alone falls back to its innermost stdlib one.
+    """
+    chain = [f for f in frames if not is_torch_file(f.file) and not is_own_file(f.file)]
+    for frame in reversed(chain):
+        if not is_stdlib_file(frame.file):
+            return frame
+    return chain[-1] if chain else None
+
+
+def user_frame(frames: Iterable[Frame]) -> Frame | None:
+    """The innermost frame of the user's own code: where to act on a break inside a library."""
+    for frame in reversed(list(frames)):
+        if owner_of(frame.file) == "user" and not is_own_file(frame.file):
+            return frame
+    return None
+
+
+def where(frames: Iterable[Frame], *, with_function: bool = False) -> str:
+    """`` at file:line`` (and `` in fn``) of the acting frame, or "" (for one-line messages)."""
+    frame = acting_frame(frames)
+    if frame is None:
+        return ""
+    return f" at {frame.file}:{frame.line}" + (f" in {frame.function}"
+                                                if with_function and frame.function else "")
+
+
+def model_stack(stack: list[Frame]) -> list[Frame]:
+    """The part of a Dynamo user stack that belongs to the model.
+
+    Dynamo prepends the frames above the compiled call (breakscan, the CLI, pytest…); cut after
+    breakscan's own last frame and drop torch's ``nn.Module`` call machinery.
+    """
+    start = 0
+    for idx, frame in enumerate(stack):
+        if is_own_file(frame.file):
+            start = idx + 1
+    return [f for f in stack[start:] if not (is_torch_file(f.file) and f.function in
+                                              ("_call_impl", "_wrapped_call_impl", "__call__"))]
+
+
+def _inside(path: str, root: str) -> str | None:
+    """``path`` relative to ``root`` (``/`` separators) when it is inside it, else None."""
+    try:
+        rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+    except ValueError:  # another drive
+        return None
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        return None
+    return rel.replace(os.sep, "/")
+
+
+def module_ast(file: str) -> ast.Module | None:
+    """The parsed source of ``file`` (None when it cannot be read or parsed): for the few
+    questions a log record does not answer (which block a line sits in, where a name was set)."""
+    try:
+        return _parsed(file, os.stat(file).st_mtime_ns)
+    except OSError:
+        return None
+
+
+@functools.lru_cache(maxsize=64)
+def _parsed(file: str, mtime_ns: int) -> ast.Module | None:
+    try:
+        with open(file, encoding="utf-8") as fh:
+            return ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def relative_to(path: str, root: str) -> str:
+    """``path`` relative to ``root`` when it is inside it, else unchanged (never ``../``)."""
+    return _inside(path, root) or path
+
+
+def display_path(path: str) -> str:
+    """How reports, diffs and messages show a file: relative to the working directory when it
+    is inside it, else absolute (never a chain of ``../`` up to some other folder)."""
+    if not path or path.startswith("<"):
+        return path
+    return _inside(path, os.getcwd()) or os.path.abspath(path)
+
+
+def repo_path(path: str) -> str:
+    """A path as CI tools want it: relative to the repository root (``$GITHUB_WORKSPACE`` when
+    set, else the working directory); a file outside it keeps its path."""
+    return relative_to(path, os.environ.get("GITHUB_WORKSPACE") or os.getcwd())

@@ -1,0 +1,246 @@
+"""The lint's checks: one small function per source pattern, each reporting one rule.
+
+TorchFix-style: the walker in ``lint.py`` knows the file (imports, classes, which names hold
+tensors, which calls it follows); each check here gets the walker and one node and returns its
+finding's message, or None. Checks are registered by what they look at:
+
+- ``CALL_CHECKS``: in order, the first that reports ends the call's checks (a reported call is
+  not followed into the function it calls);
+- ``METHOD_CHECKS``: every call, on its own (``.item()`` inside a ``print`` is both);
+- ``BRANCH_CHECKS``: the test of an ``if``, ``while`` or conditional expression;
+- ``LOOP_CHECKS``: what a ``for`` loop or comprehension iterates over;
+- ``ASSERT_CHECKS`` and ``CALLEE_CHECKS`` (the function a followed call runs).
+
+Every Dynamo registry id a message names is checked against the rule registry (``rules.gb``).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Callable
+
+from .rules import LOG_METHODS, gb, rule_for
+
+if TYPE_CHECKING:  # the walker calls the checks; they only read it
+    from .lint import Walker
+
+Check = Callable[..., "str | None"]
+CALL_CHECKS: list[tuple[str, Check]] = []
+METHOD_CHECKS: list[tuple[str, Check]] = []
+BRANCH_CHECKS: list[tuple[str, Check]] = []
+LOOP_CHECKS: list[tuple[str, Check]] = []
+ASSERT_CHECKS: list[tuple[str, Check]] = []
+CALLEE_CHECKS: list[tuple[str, Check]] = []
+
+
+def _register(table: list[tuple[str, Check]], category: str) -> Callable[[Check], Check]:
+    def add(check: Check) -> Check:
+        table.append((category, check))
+        return check
+    return add
+
+
+def text_of(node: ast.AST, limit: int = 40) -> str:
+    text = ast.unparse(node)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _is_int(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+def _const_text(node: ast.AST | None) -> bool:
+    """A message CPython folds to a constant (Dynamo can then rewrite the assert)."""
+    if node is None or isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.JoinedStr):
+        return all(isinstance(v, ast.Constant) for v in node.values)
+    return isinstance(node, ast.BinOp) and _const_text(node.left) and _const_text(node.right)
+
+
+LOGGER_NAMES = frozenset({"logger", "log", "LOGGER", "_logger"})
+_RANDOM_TRACED = frozenset({"randint", "randrange", "uniform"})  # Dynamo replays these: no break
+_DISABLE = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
+
+
+# -- BS001 item: a tensor turned into a Python number ---------------------------------------------
+
+def _tensor_method(w: Walker, node: ast.Call, name: str) -> bool:
+    func = node.func
+    return isinstance(func, ast.Attribute) and func.attr == name and not node.args and \
+        w.qual(func) is None and not w.is_self(func.value)
+
+
+@_register(METHOD_CHECKS, "item")
+def item_method(w: Walker, node: ast.Call) -> str | None:
+    if _tensor_method(w, node, "item"):
+        return f"`.item()` turns a tensor into a Python number: graph break " \
+               f"({gb('item', 'GB0124')}) and a device sync"
+    return None
+
+
+@_register(CALL_CHECKS, "item")
+def number_of_tensor(w: Walker, node: ast.Call) -> str | None:
+    qual = w.qual(node.func)
+    if qual in ("float", "int") and node.args and w.kind(node.args[0]) is True:
+        return f"`{qual}(tensor)` turns a tensor into a Python number: graph break " \
+               f"({gb('item', 'GB0124')}) and a device sync"
+    return None
+
+
+# -- BS002 data_dependent_branch: Python control flow on a tensor value ---------------------------
+
+@_register(BRANCH_CHECKS, "data_dependent_branch")
+def branch_on_tensor(w: Walker, node: ast.AST, test: ast.AST, what: str) -> str | None:
+    if w.tensor_test(test):
+        return f"{what} on a tensor value: Dynamo cannot know which way to go, graph break " \
+               f"({gb('data_dependent_branch', 'GB0170')})"
+    return None
+
+
+@_register(ASSERT_CHECKS, "data_dependent_branch")
+def assert_with_computed_message(w: Walker, node: ast.Assert) -> str | None:
+    # Dynamo rewrites `assert <tensor>[, "text"]` into torch._assert_async (no break); a
+    # computed message (an f-string with values) defeats the rewrite.
+    if not _const_text(node.msg) and w.tensor_test(node.test):
+        return "`assert` on a tensor with a computed message: Dynamo cannot rewrite it to " \
+               f"torch._assert_async, graph break ({gb('data_dependent_branch', 'GB0170')})"
+    return None
+
+
+# -- BS003 print: print, logging and warnings ------------------------------------------------------
+
+def is_logging(w: Walker, func: ast.AST) -> bool:
+    """``logging.info(...)``, ``logger.warning(...)``, ``self.log.debug(...)``: a logger's call."""
+    if not (isinstance(func, ast.Attribute) and func.attr in LOG_METHODS):
+        return False
+    obj = func.value
+    if w.qual(obj) == "logging" or w.is_get_logger(obj):
+        return True
+    if isinstance(obj, ast.Name):
+        return obj.id not in w.locals and obj.id in w.loggers
+    return isinstance(obj, ast.Attribute) and w.is_self(obj.value) and \
+        (obj.attr in LOGGER_NAMES or w.attrs.get(obj.attr) == "logger")
+
+
+@_register(CALL_CHECKS, "print")
+def logging_call(w: Walker, node: ast.Call) -> str | None:
+    if is_logging(w, node.func):
+        return f"`{text_of(node.func)}(...)` is a logging call Dynamo does not trace: graph " \
+               f"break ({gb('print', 'GB0291')})"
+    return None
+
+
+@_register(CALL_CHECKS, "print")
+def print_call(w: Walker, node: ast.Call) -> str | None:
+    if w.qual(node.func) in ("print", "builtins.print"):
+        return "`print(...)` is Python I/O Dynamo cannot put in a graph: graph break " \
+               f"({gb('print', 'GB0059')})"
+    return None
+
+
+@_register(CALL_CHECKS, "print")
+def warn_call(w: Walker, node: ast.Call) -> str | None:
+    if w.qual(node.func) == "warnings.warn":
+        return f"`warnings.warn(...)` is a builtin Dynamo skips: graph break " \
+               f"({gb('print', 'GB0007')})"
+    return None
+
+
+# -- BS004 tolist_numpy: a tensor turned into a list or array --------------------------------------
+
+@_register(METHOD_CHECKS, "tolist_numpy")
+def tolist_method(w: Walker, node: ast.Call) -> str | None:
+    if _tensor_method(w, node, "tolist"):
+        return "`.tolist()` copies a tensor into Python numbers: graph break " \
+               f"({gb('tolist_numpy', 'GB0109')}) and a device sync"
+    if _tensor_method(w, node, "numpy"):
+        return "`.numpy()` leaves torch for NumPy: Dynamo can trace it through torch._numpy, " \
+               "so it may not break (the scan confirms)"
+    return None
+
+
+# -- BS006 unsupported_call: calls Dynamo does not trace ------------------------------------------
+
+@_register(CALL_CHECKS, "unsupported_call")
+def numpy_call(w: Walker, node: ast.Call) -> str | None:
+    qual = w.qual(node.func)
+    if qual and qual.startswith("numpy."):
+        return f"`{text_of(node.func)}(...)` is a NumPy call: Dynamo can trace some NumPy calls " \
+               "on tensors, so it may not break (the scan confirms)"
+    return None
+
+
+@_register(CALL_CHECKS, "unsupported_call")
+def clock_call(w: Walker, node: ast.Call) -> str | None:
+    qual = w.qual(node.func)
+    if qual and qual.startswith("time."):
+        return f"`{text_of(node.func)}()` reads the host clock, which Dynamo does not trace: " \
+               f"graph break ({gb('unsupported_call', 'GB0007')})"
+    return None
+
+
+@_register(CALL_CHECKS, "unsupported_call")
+def random_call(w: Walker, node: ast.Call) -> str | None:
+    qual = w.qual(node.func)
+    if qual and qual.startswith("random.") and qual.split(".")[-1] not in _RANDOM_TRACED:
+        return f"`{text_of(node.func)}()` is Python's random module, which Dynamo does not " \
+               f"trace: graph break ({gb('unsupported_call', 'GB0007')}); use `torch.rand`"
+    return None
+
+
+# -- BS007 explicit_break -------------------------------------------------------------------------
+
+@_register(CALL_CHECKS, "explicit_break")
+def graph_break_call(w: Walker, node: ast.Call) -> str | None:
+    if w.qual(node.func) == "torch._dynamo.graph_break":
+        return "`torch._dynamo.graph_break()` forces a graph break " \
+               f"({gb('explicit_break', 'GB0025')})"
+    return None
+
+
+@_register(CALLEE_CHECKS, "explicit_break")
+def disabled_callee(w: Walker, node: ast.Call,
+                    callee: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    decorators = {w.qual(d.func if isinstance(d, ast.Call) else d)
+                  for d in callee.decorator_list}
+    if decorators & _DISABLE:
+        return f"`{text_of(node.func)}` is wrapped in torch.compiler.disable: calling it is a " \
+               f"graph break ({gb('explicit_break', 'GB0098')})"
+    return None
+
+
+# -- BS101 shape_branch and BS103 shape_loop: recompiles, not breaks -----------------------------
+
+@_register(BRANCH_CHECKS, "shape_branch")
+def branch_on_size(w: Walker, node: ast.AST, test: ast.AST, what: str) -> str | None:
+    if what == "`while`":
+        return None
+    for cmp in ast.walk(test):
+        if isinstance(cmp, ast.Compare):
+            operands = [cmp.left, *cmp.comparators]
+            if any(map(w.tensor_size, operands)) and any(map(_is_int, operands)):
+                return f"{what} on a tensor's size: not a break, but one compiled graph per " \
+                       "shape seen (recompiles); use `dynamic=True` or `mark_dynamic`"
+    return None
+
+
+@_register(LOOP_CHECKS, "shape_loop")
+def loop_over_size(w: Walker, node: ast.AST, it: ast.AST) -> str | None:
+    qual = w.qual(it.func) if isinstance(it, ast.Call) else None
+    sized = qual == "range" and any(w.tensor_size(n) for a in it.args for n in ast.walk(a))
+    if qual in ("enumerate", "reversed") and it.args:
+        it = it.args[0]
+    if sized or w.kind(it) is True:
+        return "loop over a tensor's size: not a break, the loop is unrolled per size: " \
+               "recompiles for every new size"
+    return None
+
+
+# What the lint can report, and which of it breaks the graph (the rest recompiles).
+CATEGORIES = frozenset(category for table in (CALL_CHECKS, METHOD_CHECKS, BRANCH_CHECKS,
+                                              LOOP_CHECKS, ASSERT_CHECKS, CALLEE_CHECKS)
+                       for category, _ in table)
+BREAK_CATEGORIES = frozenset(c for c in CATEGORIES if rule_for(c).kind == "break")

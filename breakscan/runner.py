@@ -1,0 +1,40 @@
+"""One target from start to verdict: its scan in a child process, then its gate.
+
+What the CLI's ``scan``, ``check`` and ``compare`` run per target. The scan itself is
+:func:`breakscan.pipeline.scan_job`, run by :mod:`breakscan.isolate`; an unfinished scan keeps
+its partial result and is not gated.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .errors import EXIT_GATE_FAILED
+from .gate import evaluate
+from .options import GateOptions, Limits, ScanOptions
+from .result import ModelRun
+
+SCAN_JOB = "breakscan.pipeline:scan_job"
+
+
+def scan_isolated(target: str, options: ScanOptions, limits: Limits = Limits(), *,
+                  on_stage: Callable[[str], None] | None = None) -> ModelRun:
+    """Scan ``target`` in a child process (see :func:`breakscan.isolate.run_isolated`)."""
+    from .isolate import run_isolated
+
+    return run_isolated(SCAN_JOB, {"target": target, "options": options.to_dict()},
+                        target=target, limits=limits, on_stage=on_stage)
+
+
+def run_model(target: str, options: ScanOptions, gate: GateOptions | None,
+              limits: Limits = Limits(), *,
+              on_stage: Callable[[str], None] | None = None) -> ModelRun:
+    """Scan and gate one target; a failed gate becomes the run's exit code."""
+    run = scan_isolated(target, options, limits, on_stage=on_stage)
+    if run.error is not None or run.result is None:
+        return run
+    if gate is not None and gate.active:
+        run.result.gate = evaluate(run.result, gate)
+        if not run.result.gate.passed:
+            run.exit_code = EXIT_GATE_FAILED
+    return run

@@ -1,0 +1,161 @@
+"""The house's shape, kept by tests: no import cycles, one place per decision, a map that is true.
+
+Read from the source with ``ast`` (nothing is imported), so a lazy import inside a function
+counts as much as one at the top; only ``if TYPE_CHECKING:`` imports (never run) are left out.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from conftest import ROOT
+
+PACKAGE = ROOT / "breakscan"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_module(name: str) -> bool:
+    base = ROOT.joinpath(*name.split("."))
+    return base.with_suffix(".py").exists() or (base / "__init__.py").exists()
+
+
+def _type_checking_only(tree: ast.Module) -> set[int]:
+    """ids of the import nodes inside ``if TYPE_CHECKING:`` blocks."""
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
+            skipped |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    return skipped
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each breakscan module -> the breakscan modules it imports (anywhere in its code)."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = _module_name(path)
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        tree = ast.parse(path.read_text())
+        skipped = _type_checking_only(tree)
+        deps: set[str] = set()
+        for node in ast.walk(tree):
+            if id(node) in skipped:
+                continue
+            if isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names if a.name.split(".")[0] == "breakscan"}
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                    source = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    source = node.module or ""
+                if source.split(".")[0] != "breakscan":
+                    continue
+                for alias in node.names:  # `from . import pipeline` imports a module
+                    sub = f"{source}.{alias.name}"
+                    deps.add(sub if _is_module(sub) else source)
+        deps.discard(name)
+        graph[name] = deps
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected groups of more than one module (Tarjan), plus self-loops."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in graph:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    """The check itself can fail: a two-module loop and a three-module loop are found."""
+    assert cycles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_package_has_no_import_cycles():
+    graph = import_graph()
+    assert "breakscan.errors" in graph["breakscan.cli"], graph  # the graph is really read
+    assert cycles(graph) == []
+
+
+def test_isolation_knows_no_job_type():
+    """The child runs a job named in its request: isolate imports no stage or side tool."""
+    deps = import_graph()["breakscan.isolate"]
+    assert not deps & {"breakscan.pipeline", "breakscan.fixes", "breakscan.compare",
+                       "breakscan.check", "breakscan.runner"}, deps
+
+
+def test_every_module_says_what_it_owns():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name == "__main__.py":
+            continue
+        doc = ast.get_docstring(ast.parse(path.read_text()))
+        assert doc and len(doc.splitlines()[0]) > 20, f"{path.name} has no one-line docstring"
+
+
+def _code_strings(tree: ast.Module) -> list[str]:
+    """The string constants of a module's code (docstrings, which may show a format, left out)."""
+    docs = {id(body[0].value) for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and (body := node.body) and isinstance(body[0], ast.Expr)}
+    return [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
+            and isinstance(n.value, str) and id(n) not in docs]
+
+
+def test_frames_and_paths_are_decided_in_one_module():
+    """Only frames.py reads printed stacks or tells installed packages from user code."""
+    stack_pattern = re.compile(r"""File \\?["'].*line""")
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name == "frames.py":
+            continue
+        strings = _code_strings(ast.parse(path.read_text()))
+        assert not any("site-packages" in s for s in strings), \
+            f"{path.name} decides whose file it is"
+        assert not any(stack_pattern.search(s) for s in strings), \
+            f"{path.name} parses a printed stack itself"
+        assert "relpath" not in path.read_text(), f"{path.name} makes its own display path"
+    assert any("site-packages" in s for s in _code_strings(ast.parse(
+        (PACKAGE / "frames.py").read_text())))  # the test looks where the decision is
+
+
+def test_the_architecture_map_names_every_module():
+    """docs/architecture.md is the map: every module is on it, and nothing that is gone."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    named = set(re.findall(r"`((?:report/)?\w+)\.py`", text))
+    actual = {str(p.relative_to(PACKAGE).with_suffix("")) for p in PACKAGE.rglob("*.py")
+              if p.name not in ("__init__.py", "__main__.py")}
+    assert actual - named == set(), f"not on the map: {sorted(actual - named)}"
+    assert named - actual == set(), f"on the map but gone: {sorted(named - actual)}"

@@ -76,6 +76,7 @@ def run_config(section: dict[str, Any], config_path: str | Path,
         try:
             options, gate, limits = from_config({**defaults, **entry}, target=target,
                                                 where=where)
+            options.check(target)
         except UsageError as exc:
             runs.append(ModelRun(target=target, result=None, error=str(exc), exit_code=2))
             continue

@@ -84,6 +84,8 @@ def _check_output(output: Optional[Path], fmt: OutputFormat) -> None:
                          "sarif, github, markdown)")
     if output is not None and output.is_dir():
         raise UsageError(f"--output {output} is a directory; name a file")
+    if output is not None and not output.parent.is_dir():  # known before any scan runs
+        raise UsageError(f"cannot write {output}: No such file or directory")
 
 
 @app.command()
@@ -118,6 +120,9 @@ def scan(
                                        "(e.g. max-autotune)."),
     threads: int = typer.Option(1, min=1, help="CPU threads for --time (set before compiling; "
                                 "reported)."),
+    max_run_time: float = typer.Option(2.0, min=0.01, help="Seconds each variant of --time "
+                                       "(and of --fix's verification) may run: runs stop earlier "
+                                       "once the spread is within 10 % of the median."),
     fix: bool = typer.Option(False, "--fix", help="Propose a fix for every break and verify "
                              "each in a fresh process: rescan, outputs vs the original, "
                              "before/after graphs, breaks and latency (implies --time)."),
@@ -173,8 +178,10 @@ def scan(
             input_shapes=input_shape or (), dtype=dtype, device=device, inputs=inputs,
             init_args=init_args, method=method, train=train, verbose=verbose,
             vary_batch=vary_batch, shapes=shapes or (), dynamic_check=dynamic_check,
-            timing=TimingOptions(backend=backend, mode=mode, threads=threads)
+            timing=TimingOptions(backend=backend, mode=mode, threads=threads,
+                                 max_run_time=max_run_time)
             if time_it or fix else None)
+        options.check(target)  # a typo fails here, before a scan process starts
         limits = Limits(timeout=timeout, memory_limit_mb=memory_limit)
         with live_status(target, enabled=not quiet and output_format is OutputFormat.terminal
                          and output is None) as on_stage:
@@ -340,6 +347,8 @@ def compare(
     backend: str = typer.Option("inductor", help="torch.compile backend for the timings."),
     mode: Optional[str] = typer.Option(None),
     threads: int = typer.Option(1, min=1),
+    max_run_time: float = typer.Option(2.0, min=0.01, help="Seconds each timed variant may "
+                                       "run."),
     timeout: float = typer.Option(DEFAULT_TIMEOUT_S, min=0, help="Per scan, seconds."),
     output_format: OutputFormat = typer.Option(OutputFormat.terminal, "--format", "-f",
                                                help="terminal or json"),
@@ -359,7 +368,10 @@ def compare(
             raise UsageError("compare writes --format terminal or json")
         options = ScanOptions(input_shapes=input_shape or (), dtype=dtype, device=device,
                               inputs=inputs, init_args=init_args, vary_batch=vary_batch,
-                              timing=TimingOptions(backend=backend, mode=mode, threads=threads))
+                              timing=TimingOptions(backend=backend, mode=mode, threads=threads,
+                                                   max_run_time=max_run_time))
+        options.check(target_a)
+        options.check(target_b)
         comparison = compare_targets(target_a, target_b, options, Limits(timeout=timeout))
         for run in (comparison.a, comparison.b):
             if run.error is not None and (run.result is None or run.interrupted):

@@ -12,8 +12,6 @@ import difflib
 import importlib
 import importlib.util
 import inspect
-import json
-import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -25,6 +23,7 @@ from torch import nn
 
 from .errors import (ModelError, UsageError, as_model_error, describe, memory_limit_note,
                      out_of_memory, user_frame_hint)
+from .options import TargetSpec, check_source_file, parse_init_args, parse_shape, parse_target
 
 DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32, "float": torch.float32, "float64": torch.float64,
@@ -33,20 +32,6 @@ DTYPES: dict[str, torch.dtype] = {
     "int32": torch.int32, "int": torch.int32, "bool": torch.bool,
 }
 DEFAULT_INT_HIGH = 100  # token ids in [0, 100) unless the model has a smaller embedding table
-
-
-@dataclass(frozen=True)
-class TargetSpec:
-    """A parsed ``FILE.py:NAME[.method]`` or ``package.module:NAME[.method]``."""
-
-    source: str  # the file path or module name
-    is_file: bool
-    name: str
-    method: str | None
-
-    def __str__(self) -> str:
-        suffix = f".{self.method}" if self.method else ""
-        return f"{self.source}:{self.name}{suffix}"
 
 
 @dataclass
@@ -65,63 +50,6 @@ class LoadedTarget:
     # Compile only this method of the model while ``fn`` runs eagerly (a library switch:
     # ``forward`` of a transformers model instead of all of ``generate``).
     compile_only: str | None = None
-
-
-_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
-
-
-def parse_target(text: str) -> TargetSpec:
-    """Parse ``FILE.py:NAME``, ``FILE.py:NAME.method`` or ``pkg.mod:NAME``."""
-    if ":" not in text:
-        raise UsageError(f"target {text!r} has no ':NAME' — write it as FILE.py:ClassName "
-                         "or package.module:ClassName")
-    source, _, attr = text.rpartition(":")
-    if not source:
-        raise UsageError(f"target {text!r} names no file or module before ':'")
-    if not re.fullmatch(rf"{_IDENT}(\.{_IDENT})?", attr):
-        raise UsageError(f"target {text!r}: {attr!r} is not NAME or NAME.method "
-                         "(a Python identifier, optionally followed by .method)")
-    name, _, method = attr.partition(".")
-    is_file = source.endswith(".py") or os.sep in source or "/" in source
-    if not is_file and os.path.isfile(source):  # e.g. README.md:Net, or model.pyw:Net
-        raise UsageError(f"target file {source} is not a .py file")
-    if not is_file and not re.fullmatch(rf"{_IDENT}(\.{_IDENT})*", source):
-        raise UsageError(f"target {text!r}: {source!r} is neither a .py file nor a module name")
-    return TargetSpec(source=source, is_file=is_file, name=name, method=method or None)
-
-
-def parse_shape(text: str, option: str = "--input-shape") -> list[int]:
-    """Parse ``8,16`` (or ``8x16``) into ``[8, 16]``; ``()`` is a 0-d scalar.
-
-    ``option`` names the flag the text came from, for the error message.
-    """
-    if text.strip() in ("()", "[]"):
-        return []  # an explicit 0-d scalar input
-    cleaned = text.strip().strip("()[]")
-    if cleaned == "":
-        raise UsageError(f"empty {option}: write e.g. {option} 8,16 (or () for a 0-d scalar)")
-    parts = re.split(r"\s*[,x×]\s*", cleaned)
-    dims: list[int] = []
-    for part in parts:
-        if not re.fullmatch(r"\d+", part):
-            raise UsageError(f"bad {option} {text!r}: each dimension must be a "
-                             f"non-negative integer, e.g. {option} 8,16")
-        dims.append(int(part))
-    return dims
-
-
-def parse_init_args(text: str | None) -> dict[str, Any]:
-    if not text:
-        return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"--init-args is not valid JSON ({exc.msg} at column {exc.colno}); "
-                         """write it like '{"width": 12}'""") from None
-    if not isinstance(value, dict):
-        raise UsageError("--init-args must be a JSON object of keyword arguments, "
-                         """e.g. '{"width": 12}'""")
-    return value
 
 
 def parse_dtype(text: str) -> torch.dtype:
@@ -175,15 +103,7 @@ def import_source(source: str, is_file: bool, what: str = "target") -> Any:
         except Exception as exc:  # the module's own code raised
             raise ModelError(f"importing {source} failed: {describe(exc)}"
                              f"{user_frame_hint(exc)}") from exc
-    path = Path(source)
-    if not path.exists():
-        raise UsageError(f"{what} file not found: {source} (check the path; it is relative to "
-                         f"{os.getcwd()})")
-    if path.is_dir():
-        raise UsageError(f"{what} {source} is a directory; name a .py file inside it, "
-                         "e.g. {source}/model.py:NAME")
-    if path.suffix != ".py":
-        raise UsageError(f"{what} {source} is not a .py file")
+    path = check_source_file(source, what)
     resolved = path.resolve()
     stem = re.sub(r"\W", "_", resolved.stem)
     module_name = stem if stem not in sys.modules else f"_breakscan_{stem}_{abs(hash(str(resolved)))}"
@@ -411,23 +331,6 @@ def load_target(target: str, *, input_shapes: list[str] | None = None, dtype: st
     return LoadedTarget(spec=spec, model=model, method=method_name, fn=call, args=args,
                         kwargs=kwargs, device=torch_device, training=train,
                         search_paths=[folder] if folder else [])
-
-
-def parse_batches(text: str) -> list[int]:
-    """``--vary-batch 1,4,16`` -> [1, 4, 16]."""
-    sizes = parse_shape(text, "--vary-batch")
-    if not sizes or any(b == 0 for b in sizes):
-        raise UsageError(f"bad --vary-batch {text!r}: give positive batch sizes, e.g. 1,4,16")
-    return sizes
-
-
-def parse_shape_set(text: str) -> list[list[int]]:
-    """One ``--shapes`` value: the shapes of all positional inputs, separated by spaces."""
-    parts = text.split()
-    if not parts:
-        raise UsageError("empty --shapes value: write e.g. --shapes 8,32 (one shape per input, "
-                         "separated by spaces)")
-    return [parse_shape(p, "--shapes") for p in parts]
 
 
 def input_sets(loaded: LoadedTarget, *, batches: list[int] | None = None,

@@ -6,13 +6,17 @@
 straight onto them, ``[tool.breakscan]`` entries go through :func:`from_config`, the pytest
 marker through :meth:`GateOptions.for_test`. The isolated child gets ``ScanOptions.to_dict()``
 and rebuilds the same object; each stage reads the fields it owns (see docs/architecture.md).
-Imports no torch.
+The values that need no model (target, shapes, ``--init-args``, batch sizes) are parsed here,
+so :meth:`ScanOptions.check` answers a typo before any scan process starts. Imports no torch.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
@@ -77,12 +81,135 @@ class ScanOptions:
         """A copy with some fields changed (fix verification, compare's output check)."""
         return replace(self, **changes)
 
+    def check(self, target: str) -> None:
+        """Check what needs no model before a scan process starts: a typo in the target, its
+        file, a shape, ``--init-args`` or ``--vary-batch`` fails in milliseconds with the same
+        one-line UsageError the scan would give (the rest is checked when the model loads)."""
+        spec = parse_target(target)
+        if spec.is_file:
+            check_source_file(spec.source)
+        shapes = [parse_shape(s) for s in self.input_shapes]
+        if self.inputs and shapes:
+            raise UsageError("use either --input-shape or --inputs, not both")
+        if not self.inputs and not shapes:
+            raise UsageError("no inputs given: pass --input-shape 8,16 (once per positional "
+                             "input) or --inputs FILE.py:make_inputs")
+        parse_init_args(self.init_args)
+        if self.vary_batch and self.shapes:
+            raise UsageError("use either --vary-batch or --shapes, not both")
+        if self.vary_batch:
+            parse_batches(self.vary_batch)
+        for value in self.shapes:
+            parse_shape_set(value)
+
     @property
     def load_options(self) -> dict[str, Any]:
         """The keyword arguments of :func:`breakscan.load.load_target`."""
         return dict(input_shapes=list(self.input_shapes) or None, dtype=self.dtype,
                     device=self.device, inputs=self.inputs, init_args=self.init_args,
                     method=self.method, train=self.train)
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """A parsed ``FILE.py:NAME[.method]`` or ``package.module:NAME[.method]``."""
+
+    source: str  # the file path or module name
+    is_file: bool
+    name: str
+    method: str | None
+
+    def __str__(self) -> str:
+        suffix = f".{self.method}" if self.method else ""
+        return f"{self.source}:{self.name}{suffix}"
+
+
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+
+
+def parse_target(text: str) -> TargetSpec:
+    """Parse ``FILE.py:NAME``, ``FILE.py:NAME.method`` or ``pkg.mod:NAME``."""
+    if ":" not in text:
+        raise UsageError(f"target {text!r} has no ':NAME' — write it as FILE.py:ClassName "
+                         "or package.module:ClassName")
+    source, _, attr = text.rpartition(":")
+    if not source:
+        raise UsageError(f"target {text!r} names no file or module before ':'")
+    if not re.fullmatch(rf"{_IDENT}(\.{_IDENT})?", attr):
+        raise UsageError(f"target {text!r}: {attr!r} is not NAME or NAME.method "
+                         "(a Python identifier, optionally followed by .method)")
+    name, _, method = attr.partition(".")
+    is_file = source.endswith(".py") or os.sep in source or "/" in source
+    if not is_file and os.path.isfile(source):  # e.g. README.md:Net, or model.pyw:Net
+        raise UsageError(f"target file {source} is not a .py file")
+    if not is_file and not re.fullmatch(rf"{_IDENT}(\.{_IDENT})*", source):
+        raise UsageError(f"target {text!r}: {source!r} is neither a .py file nor a module name")
+    return TargetSpec(source=source, is_file=is_file, name=name, method=method or None)
+
+
+def parse_shape(text: str, option: str = "--input-shape") -> list[int]:
+    """Parse ``8,16`` (or ``8x16``) into ``[8, 16]``; ``()`` is a 0-d scalar.
+
+    ``option`` names the flag the text came from, for the error message.
+    """
+    if text.strip() in ("()", "[]"):
+        return []  # an explicit 0-d scalar input
+    cleaned = text.strip().strip("()[]")
+    if cleaned == "":
+        raise UsageError(f"empty {option}: write e.g. {option} 8,16 (or () for a 0-d scalar)")
+    parts = re.split(r"\s*[,x×]\s*", cleaned)
+    dims: list[int] = []
+    for part in parts:
+        if not re.fullmatch(r"\d+", part):
+            raise UsageError(f"bad {option} {text!r}: each dimension must be a "
+                             f"non-negative integer, e.g. {option} 8,16")
+        dims.append(int(part))
+    return dims
+
+
+def parse_init_args(text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--init-args is not valid JSON ({exc.msg} at column {exc.colno}); "
+                         """write it like '{"width": 12}'""") from None
+    if not isinstance(value, dict):
+        raise UsageError("--init-args must be a JSON object of keyword arguments, "
+                         """e.g. '{"width": 12}'""")
+    return value
+
+
+def parse_batches(text: str) -> list[int]:
+    """``--vary-batch 1,4,16`` -> [1, 4, 16]."""
+    sizes = parse_shape(text, "--vary-batch")
+    if not sizes or any(b == 0 for b in sizes):
+        raise UsageError(f"bad --vary-batch {text!r}: give positive batch sizes, e.g. 1,4,16")
+    return sizes
+
+
+def parse_shape_set(text: str) -> list[list[int]]:
+    """One ``--shapes`` value: the shapes of all positional inputs, separated by spaces."""
+    parts = text.split()
+    if not parts:
+        raise UsageError("empty --shapes value: write e.g. --shapes 8,32 (one shape per input, "
+                         "separated by spaces)")
+    return [parse_shape(p, "--shapes") for p in parts]
+
+
+def check_source_file(source: str, what: str = "target") -> Path:
+    """The path of a ``.py`` file a target or ``--inputs`` names, or its one-line UsageError."""
+    path = Path(source)
+    if not path.exists():
+        raise UsageError(f"{what} file not found: {source} (check the path; it is relative to "
+                         f"{os.getcwd()})")
+    if path.is_dir():
+        raise UsageError(f"{what} {source} is a directory; name a .py file inside it, "
+                         "e.g. {source}/model.py:NAME")
+    if path.suffix != ".py":
+        raise UsageError(f"{what} {source} is not a .py file")
+    return path
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ from .analyse import analyse, compare_calls, python_version
 from .capture import run_eager, run_explain
 from .errors import UsageError
 from .load import (LoadedTarget, describe_inputs, importable_folder, input_sets, load_target,
-                   parse_batches, parse_shape_set, positional_names)
+                   positional_names)
 from .measure import OnProgress, measure
-from .options import ScanOptions, TimingOptions
+from .options import ScanOptions, TimingOptions, parse_batches, parse_shape_set
 from .recompiles import check_recompiles, link_shape_branches
 from .result import ScanResult, StaticFinding, TimingReport
 
@@ -224,7 +224,7 @@ def scan_callable(model: torch.nn.Module | Callable[..., Any], *args: Any,
                   name: str | None = None, train: bool = False, verbose: bool = False,
                   timing: TimingOptions | None = None, **kwargs: Any) -> ScanResult:
     """Scan a model (or any callable) already in memory with the given inputs."""
-    from .load import TargetSpec
+    from .options import TargetSpec
 
     module = model if isinstance(model, torch.nn.Module) else torch.nn.Module()
     label = name or type(model).__name__

@@ -26,11 +26,27 @@ def scan_isolated(target: str, options: ScanOptions, limits: Limits = Limits(), 
                         target=target, limits=limits, on_stage=on_stage)
 
 
+def scan_in_process(target: str, options: ScanOptions) -> ModelRun:
+    """The same scan in this process, with no time or memory limit (a model that hangs hangs
+    the caller): for callers that control the model, and for tests of what follows the scan."""
+    from .errors import BreakscanError
+    from .pipeline import scan
+
+    try:
+        return ModelRun(target=target, result=scan(target, options))
+    except BreakscanError as exc:
+        return ModelRun(target=target, result=None, error=str(exc), exit_code=exc.exit_code)
+
+
 def run_model(target: str, options: ScanOptions, gate: GateOptions | None,
-              limits: Limits = Limits(), *,
-              on_stage: Callable[[str], None] | None = None) -> ModelRun:
-    """Scan and gate one target; a failed gate becomes the run's exit code."""
-    run = scan_isolated(target, options, limits, on_stage=on_stage)
+              limits: Limits = Limits(), *, on_stage: Callable[[str], None] | None = None,
+              isolated: bool = True) -> ModelRun:
+    """Scan and gate one target; a failed gate becomes the run's exit code.
+
+    ``isolated=False`` scans in this process (:func:`scan_in_process`; ``limits`` unused).
+    """
+    run = scan_isolated(target, options, limits, on_stage=on_stage) if isolated \
+        else scan_in_process(target, options)
     if run.error is not None or run.result is None:
         return run
     if gate is not None and gate.active:

@@ -65,6 +65,10 @@ def locate(break_at: str, default_file: Path) -> tuple[Path, int]:
     return file, hits[0]
 
 
+# For tests that need timings to exist, not to be precise: each timed variant runs 0.1 s at most.
+QUICK = ("--backend", "eager", "--max-run-time", "0.1")
+
+
 def run_cli(*args: str, cwd: Path | str = ROOT, env: dict | None = None,
             timeout: int = 300) -> subprocess.CompletedProcess:
     """The real CLI in a subprocess, as a user or CI script runs it."""

@@ -10,6 +10,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
 
 PACKAGE = ROOT / "breakscan"
@@ -159,3 +161,42 @@ def test_the_architecture_map_names_every_module():
               if p.name not in ("__init__.py", "__main__.py")}
     assert actual - named == set(), f"not on the map: {sorted(actual - named)}"
     assert named - actual == set(), f"on the map but gone: {sorted(named - actual)}"
+
+
+def test_every_option_is_a_field_of_one_options_object():
+    """[tool.breakscan] keys and the CLI's flags land on fields of the frozen option objects."""
+    import dataclasses
+    import inspect
+
+    from breakscan import cli, options
+
+    def names(cls):
+        return {f.name for f in dataclasses.fields(cls)}
+
+    assert set(options.SCAN_KEYS.values()) <= names(options.ScanOptions)
+    assert set(options.GATE_KEYS.values()) <= names(options.GateOptions)
+    assert set(options.LIMIT_KEYS.values()) <= names(options.Limits)
+    flags = set(inspect.signature(cli.scan).parameters)
+    renamed = {"input_shapes": "input_shape", "memory_limit_mb": "memory_limit"}
+    for cls, internal in ((options.ScanOptions, {"timing"}),
+                          (options.TimingOptions, {"fullgraph", "dynamic"}),
+                          (options.GateOptions, {"baseline_root"}),
+                          (options.Limits, set())):
+        missing = {renamed.get(n, n) for n in names(cls) - internal} - flags
+        assert not missing, f"{cls.__name__} fields with no flag on `breakscan scan`: {missing}"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.ScanOptions().dtype = "int64"  # frozen: one object, passed, never edited
+
+
+def test_the_parent_process_never_imports_torch():
+    """What the CLI runs in its own process (options, runner, gate, reporters, fixes' planning,
+    lint) imports no torch: only the isolated child pays for it."""
+    import subprocess
+    import sys
+
+    modules = ["breakscan.cli", "breakscan.options", "breakscan.frames", "breakscan.runner",
+               "breakscan.check", "breakscan.fixes", "breakscan.compare", "breakscan.gate",
+               "breakscan.lint", "breakscan.report.terminal", "breakscan.report.html"]
+    code = f"import sys; import {', '.join(modules)}; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.stdout.strip() == "False", out.stderr

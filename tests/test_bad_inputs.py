@@ -7,6 +7,8 @@ without parameters, zero-size inputs, non-tensor outputs, hostile text) must pro
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 
@@ -102,3 +104,21 @@ def test_bad_input(args, code, text):
 
 def test_the_matrix_covers_at_least_twenty_bad_inputs():
     assert sum(1 for row in MATRIX if row[2] != 0) >= 20
+
+
+@pytest.mark.parametrize("target, options, text", [
+    ("nope/missing.py:Net", {"input_shapes": ["2,16"]}, "target file not found: nope/missing.py"),
+    ("sample_models/item_logging.py", {"input_shapes": ["8,16"]}, "has no ':NAME'"),
+    (ITEM, {"input_shapes": ["8,,16"]}, "bad --input-shape '8,,16'"),
+    (ITEM, {}, "no inputs given"),
+    (ITEM, {"input_shapes": ["8,16"], "init_args": "{width: 3}"}, "--init-args is not valid JSON"),
+    (ITEM, {"input_shapes": ["8,16"], "vary_batch": "2,x"}, "bad --vary-batch"),
+])
+def test_errors_that_need_no_model_are_found_before_a_scan_process_starts(target, options, text):
+    """The same one-line errors as the matrix, from the options alone (no torch, no child):
+    the CLI checks them first, so a typo is answered at once."""
+    from breakscan.errors import UsageError
+    from breakscan.options import ScanOptions
+
+    with pytest.raises(UsageError, match=re.escape(text)):
+        ScanOptions(**options).check(target)

@@ -1,28 +1,41 @@
-"""`breakscan compare`: every sample pair, the fixed twin measurably better, outputs checked."""
+"""`breakscan compare`: every sample pair, the fixed twin measurably better, outputs checked.
+
+The pairs are compared in this process (the same scans and the same output check the CLI runs
+in child processes); the CLI's own contract, child processes included, is tested on one pair.
+"""
 
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
 import pytest
 
-from conftest import sample_expectations, run_cli
+from breakscan import ScanOptions, TimingOptions, scan
+from breakscan.compare import outputs_of_both
+
+from conftest import QUICK, run_cli, sample_expectations
 
 PAIRS = [(good, good.facts["twin_of"]) for good in sample_expectations()
          if "twin_of" in good.facts]
-VARY = {"ShapeBranch": ["--vary-batch", "2,4,16"]}
+VARY = {"ShapeBranch": "2,4,16"}
 
 
 def test_every_break_category_has_a_pair():
     assert len(PAIRS) >= 10
 
 
-@pytest.mark.parametrize("good, bad", PAIRS, ids=[f"{b}-{g.name}" for g, b in PAIRS])
-def test_the_fixed_twin_wins(good, bad):
-    proc = run_cli("compare", f"{good.file}:{bad}", good.target, "-s", "8,16",
-                   "--backend", "eager", *VARY.get(bad, []), "-f", "json")
-    assert proc.returncode == 0, proc.stderr
-    doc = json.loads(proc.stdout)
+def _compare_in_process(a: str, b: str, vary_batch: str | None) -> dict:
+    """compare's document, made in this process: both scans, then A's weights into B."""
+    options = ScanOptions(input_shapes=["8,16"], vary_batch=vary_batch,
+                          timing=TimingOptions(backend="eager", max_run_time=0.1))
+    shared, outputs, _ = outputs_of_both({"a": a, "b": b, "options": options.to_dict()},
+                                         lambda *_: None)
+    return {"a": {"result": scan(a, options).to_dict()}, "b": {"result": scan(b, options).to_dict()},
+            "weights_shared": shared, "outputs": asdict(outputs)}
+
+
+def _assert_the_twin_wins(doc: dict, good) -> None:
     a, b = doc["a"]["result"]["summary"], doc["b"]["result"]["summary"]
     assert (b["graph_break_count"] < a["graph_break_count"]
             or b["recompile_count"] < a["recompile_count"]
@@ -35,13 +48,22 @@ def test_the_fixed_twin_wins(good, bad):
         assert timings["eager"]["median_s"] > 0 and timings["compiled"]["median_s"] > 0
 
 
-def test_compare_terminal_table():
-    proc = run_cli("compare", "sample_models/tensor_branch.py:TensorIf",
-                   "sample_models/tensor_branch.py:TensorWhere", "-s", "8,16",
-                   "--backend", "eager")
+@pytest.mark.parametrize("good, bad", PAIRS, ids=[f"{b}-{g.name}" for g, b in PAIRS])
+def test_the_fixed_twin_wins(good, bad):
+    _assert_the_twin_wins(_compare_in_process(f"{good.file}:{bad}", good.target,
+                                              VARY.get(bad)), good)
+
+
+def test_compare_through_the_cli_writes_json_and_the_table(tmp_path):
+    """The real CLI (three child processes), for one pair: the JSON document holds the same
+    facts as the in-process comparisons, and the terminal table comes with it."""
+    good, bad = next((g, b) for g, b in PAIRS if b == "TensorIf")
+    dest = tmp_path / "compare.json"
+    proc = run_cli("compare", f"{good.file}:{bad}", good.target, "-s", "8,16", *QUICK,
+                   "-f", "json", "-o", str(dest))
     assert proc.returncode == 0, proc.stderr
+    _assert_the_twin_wins(json.loads(dest.read_text()), good)
     lines = proc.stdout.splitlines()
-    assert lines[:2] == ["A = sample_models/tensor_branch.py:TensorIf",
-                         "B = sample_models/tensor_branch.py:TensorWhere"]
+    assert lines[:2] == [f"A = {good.file}:{bad}", f"B = {good.target}"]
     assert any(line.startswith("│ graphs ") and "2 │" in line and "1 │" in line for line in lines)
     assert "outputs: B matches A (max abs error 0.00e+00, same weights)" in proc.stdout

@@ -82,7 +82,7 @@ def test_check_isolates_every_model(tmp_path):
     config = tmp_path / "pyproject.toml"
     config.write_text(textwrap.dedent(f"""
         [tool.breakscan]
-        timeout = 10
+        timeout = 8
         [[tool.breakscan.targets]]
         target = "{M}:HangsOnNewBatch"
         input-shape = ["3,4"]
@@ -96,7 +96,7 @@ def test_check_isolates_every_model(tmp_path):
     proc = run_cli("check", "--config", str(config), "-f", "json")
     assert proc.returncode == 3  # the most severe of the runs
     hang, flips, item = json.loads(proc.stdout)["models"]
-    assert hang["exit_code"] == 3 and "timed out after 10 s during explain" in hang["error"]
+    assert hang["exit_code"] == 3 and "timed out after 8 s during explain" in hang["error"]
     # capture_scalar_outputs=True turns .item() into a graph op: no break in that model ...
     assert flips["exit_code"] == 0 and flips["result"]["summary"]["graph_break_count"] == 0
     # ... but the next model starts with Dynamo's defaults again and its .item() breaks.

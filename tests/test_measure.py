@@ -84,7 +84,7 @@ def test_compare_outputs_on_nested_structures():
 def test_cli_time_json(tmp_path):
     dest = tmp_path / "scan.json"
     proc = run_cli("sample_models/item_logging.py:LogInsideForward", "-s", "8,16", "--time",
-                   "--format", "json", "-o", str(dest))
+                   "--max-run-time", "0.2", "--format", "json", "-o", str(dest))
     assert proc.returncode == 0, proc.stderr
     assert "speedup" in proc.stdout and proc.stderr == ""
     t = json.loads(dest.read_text())["timings"]

@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from conftest import FIXTURES, ROOT, SAMPLES, run_cli, run_on_terminal
+from conftest import FIXTURES, QUICK, ROOT, SAMPLES, run_cli, run_on_terminal
 
 ITEM = f"{SAMPLES}/item_logging.py:LogInsideForward"
 
@@ -161,22 +161,18 @@ def test_a_timing_shows_its_runs_live():
 
 def test_fix_and_check_show_which_fix_and_which_target_live(tmp_path):
     screen = run_on_terminal(f"{SAMPLES}/print_in_forward.py:PrintInForward", "-s", "8,16",
-                             "--fix", "--backend", "eager")
+                             "--fix", *QUICK)
     assert "· fix 1/1: print_guard · explain · " in screen, screen[-2000:]
     assert "fix BS003 print_guard: verified" in screen
     config = tmp_path / "pyproject.toml"
     config.write_text(f"""
 [tool.breakscan]
 [[tool.breakscan.targets]]
-target = "{SAMPLES}/item_logging.py:LogInsideForward"
-input-shape = ["8,16"]
-[[tool.breakscan.targets]]
 target = "{ITEM}"
 input-shape = ["8,16"]
 """)
     screen = run_on_terminal("check", "--config", str(config), cwd=tmp_path)
-    for n in (1, 2):
-        assert f"· check {n}/2: {ITEM} · explain · check" in screen, screen[-2000:]
+    assert f"· check 1/1: {ITEM} · explain · check" in screen, screen[-2000:]
 
 
 # -- messages and labels ------------------------------------------------------------------------
@@ -204,8 +200,10 @@ def test_every_help_text_shows_its_brackets_verbatim():
 
 
 def test_op_labels_name_the_method_without_a_made_up_receiver():
-    proc = run_cli(ITEM, "-s", "8,16", "-f", "json")
-    (gap,) = [d for d in json.loads(proc.stdout)["discrepancies"] if d["topic"] == "op_count"]
+    from breakscan import scan
+
+    doc = scan(ITEM, input_shapes=["8,16"]).to_dict()  # analysis, not the CLI: in-process
+    (gap,) = [d for d in doc["discrepancies"] if d["topic"] == "op_count"]
     assert "(here: .mean())" in gap["reason"] and "x.mean()" not in gap["reason"]
 
 
@@ -219,31 +217,38 @@ def test_a_refused_fix_title_does_not_repeat_and_diffs_name_user_paths(tmp_path)
     model = tmp_path / "models" / "branchy.py"
     model.parent.mkdir()
     shutil.copy(SAMPLES / "tensor_branch.py", model)
-    proc = run_cli(f"{model}:TensorIf", "-s", "8,16", "--fix", "--backend", "eager",
-                   "-f", "json", cwd=work)
+    proc = run_cli(f"{model}:TensorIf", "-s", "8,16", "--fix", *QUICK, "-f", "json",
+                   cwd=work)
     assert proc.returncode == 0, proc.stderr
     (fix,) = [f for f in json.loads(proc.stdout)["fixes"] if f["fix_id"] == "torch_where"]
     assert fix["diff"].startswith(f"--- a/{model}\n") and "../" not in fix["diff"]
     # Module form: refused before any rewrite, so the title is the id itself.
-    text = run_cli("sample_models.tensor_branch:TensorIf", "-s", "8,16", "--fix", "--backend",
-                   "eager").stdout
+    text = run_cli("sample_models.tensor_branch:TensorIf", "-s", "8,16", "--fix", *QUICK).stdout
     (head,) = [line for line in text.splitlines() if "BS002 torch_where" in line]
     assert head.count("torch_where") == 1, head
 
 
 # -- CI formats ---------------------------------------------------------------------------------
 
-def test_recompile_gate_failures_carry_file_and_line_in_github_and_sarif(tmp_path):
-    shape = SAMPLES / "shape_branch.py"
-    args = (f"{shape}:ShapeBranch", "-s", "8,16", "--vary-batch", "2,4,16", "--max-recompiles",
-            "0")
-    github = run_cli(*args, "-f", "github", env={"GITHUB_WORKSPACE": str(ROOT)})
-    assert github.returncode == 1
-    errors = [line for line in github.stdout.splitlines() if "recompile" in line]
+def test_recompile_gate_failures_carry_file_and_line_in_github_and_sarif(monkeypatch):
+    """The reporters are the subject: the scan and its gate run in this process."""
+    from breakscan.options import GateOptions, ScanOptions
+    from breakscan.report import render_file_format
+    from breakscan.runner import run_model
+
+    run = run_model(f"{SAMPLES / 'shape_branch.py'}:ShapeBranch",
+                    ScanOptions(input_shapes=["8,16"], vary_batch="2,4,16"),
+                    GateOptions(max_recompiles=0), isolated=False)
+    assert run.exit_code == 1
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(ROOT))
+    github = render_file_format([run], "github", single=True)
+    errors = [line for line in github.splitlines() if "recompile" in line]
     assert errors and all(line.startswith("::error file=sample_models/shape_branch.py,line=")
-                          for line in errors), github.stdout
+                          for line in errors), github
     assert any("line=30," in line for line in errors)  # the guard's line: if x.shape[0] > 8
-    sarif = json.loads(run_cli(*args, "-f", "sarif").stdout)
+    monkeypatch.delenv("GITHUB_WORKSPACE")
+    monkeypatch.chdir(ROOT)
+    sarif = json.loads(render_file_format([run], "sarif", single=True))
     results = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "recompile"]
     assert results and all(r["level"] == "error" for r in results)
     loc = results[-1]["locations"][0]["physicalLocation"]
@@ -261,7 +266,7 @@ def test_a_branch_on_a_shape_gets_one_consistent_message():
     shown not to help, is recommended nowhere."""
     model = FIXTURES / "models" / "fix_cases.py"
     proc = run_cli(f"{model}:WidthBranch", "-s", "8,16", "--shapes", "8,16", "--shapes", "8,32",
-                   "--fix", "--backend", "eager", "-f", "json")
+                   "--fix", *QUICK, "-f", "json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     report = doc["recompiles"]

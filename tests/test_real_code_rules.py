@@ -18,11 +18,11 @@ from breakscan.gate import evaluate
 from breakscan.options import GateOptions
 from breakscan.rules import finding_status
 
-from conftest import FIXTURES, SAMPLES, locate, run_cli, run_on_terminal
+from conftest import FIXTURES, QUICK, SAMPLES, locate, run_cli, run_on_terminal
 
 RC = FIXTURES / "models" / "real_code.py"
 TOYSCHED = FIXTURES / "site-packages" / "toysched" / "__init__.py"
-FAST = ("--backend", "eager")
+FAST = QUICK
 
 
 def _scan(name: str, shape: str = "4,16", **kwargs):
@@ -51,10 +51,13 @@ def test_breaks_of_later_calls_only_are_reported_but_not_gated():
 
 
 def test_first_call_only_break_is_counted_and_marked_in_json():
-    proc = run_cli(f"{SAMPLES}/first_call.py:LazyScale", "-s", "8,16", "-f", "json",
-                   "--max-breaks", "0")
-    assert proc.returncode == 1
-    doc = json.loads(proc.stdout)
+    from breakscan.options import GateOptions, ScanOptions
+    from breakscan.runner import run_model
+
+    run = run_model(f"{SAMPLES}/first_call.py:LazyScale", ScanOptions(input_shapes=["8,16"]),
+                    GateOptions(max_breaks=0), isolated=False)
+    assert run.exit_code == 1
+    doc = run.result.to_dict()
     assert doc["captured_call"] == "first call of a freshly built model"
     assert doc["later_call"]["first_only"] == 1 and doc["later_call"]["graph_count"] == 1
     assert [b["calls"] for b in doc["breaks"]] == ["first_only"]

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from breakscan import scan
 from breakscan.categories import CATEGORIES
 from breakscan.rules import CATALOGUE, RULES_BY_CATEGORY, find_rule
 
@@ -17,9 +18,7 @@ RARE = f"{SAMPLES}/rare_path.py:RarePathPrint"
 @pytest.mark.parametrize("shape, status, graphs", [("8,16", "not exercised", 1),
                                                      ("128,16", "break", 2)])
 def test_a_break_on_a_path_not_taken_is_not_exercised_until_it_is(shape, status, graphs):
-    proc = run_cli(RARE, "-s", shape, "-f", "json")
-    assert proc.returncode == 0, proc.stderr
-    doc = json.loads(proc.stdout)
+    doc = scan(RARE, input_shapes=[shape]).to_dict()  # stage logic: in this process
     assert doc["summary"]["graph_count"] == graphs
     _, line = locate('print("large batch", x.shape)', SAMPLES / "rare_path.py")
     (finding,) = [f for f in doc["static"] if f["category"] == "print"]
@@ -27,8 +26,7 @@ def test_a_break_on_a_path_not_taken_is_not_exercised_until_it_is(shape, status,
 
 
 def test_static_findings_confirmed_by_the_run_are_marked_break():
-    proc = run_cli(f"{SAMPLES}/tensor_branch.py:TensorIf", "-s", "8,16", "-f", "json")
-    doc = json.loads(proc.stdout)
+    doc = scan(f"{SAMPLES}/tensor_branch.py:TensorIf", input_shapes=["8,16"]).to_dict()
     (finding,) = doc["static"]
     assert (finding["category"], finding["status"]) == ("data_dependent_branch", "break")
     assert finding["line"] == doc["breaks"][0]["line"]

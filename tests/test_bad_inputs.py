@@ -1,8 +1,14 @@
-"""The bad-input matrix: every way a user can hold breakscan wrong, through the real CLI.
+"""The bad-input matrix: every way a user can hold breakscan wrong.
 
 Each row is one command line with its documented exit code (README "Exit codes") and the words its
 one-line message must contain. No row may print a traceback; rows that are not errors (a model
 without parameters, zero-size inputs, non-tensor outputs, hostile text) must produce a report.
+
+Rows about the command line itself, and rows where the scan process dies, hangs, exits or runs
+out of memory, go through the real CLI. Rows about the model (its name, constructor, inputs,
+forward) are the same scan in this process: the same error, exit code and message, or the same
+report, without paying a child process's torch import each (the CLI's mapping of those errors to
+a one-line message and exit code is covered by the CLI rows of each kind).
 """
 
 from __future__ import annotations
@@ -88,8 +94,23 @@ MATRIX = [
 ]
 
 
-@pytest.mark.parametrize("args, code, text", [
-    pytest.param(*row[1:4], id=row[0], marks=row[4:]) for row in MATRIX])
+# Through the real CLI: the command line, process-level failures, and one model-level row per exit
+# code (usage error found by the child, the model's own error, a report).
+CLI_ROWS = {"missing file", "directory, not file", "not a .py file", "no :NAME", "NAME missing",
+            "init-args not JSON", "init-args not an object", "shape 8,,16", "shape -1",
+            "shape abc", "no inputs", "bad --vary-batch", "--format unknown", "negative timeout",
+            "unwritable output", "output is a directory", "forward raises",
+            "forward calls sys.exit", "forward exhausts memory",
+            "inputs larger than --memory-limit", "forward calls os._exit", "forward segfaults",
+            "forward hangs", "hostile strings"}
+
+
+def _params(cli: bool) -> list:
+    return [pytest.param(*row[1:4], id=row[0], marks=row[4:]) for row in MATRIX
+            if (row[0] in CLI_ROWS) is cli]
+
+
+@pytest.mark.parametrize("args, code, text", _params(cli=True))
 def test_bad_input(args, code, text):
     proc = run_cli(*args, cwd=ROOT, timeout=120)
     assert "Traceback" not in proc.stdout + proc.stderr
@@ -102,8 +123,49 @@ def test_bad_input(args, code, text):
     assert text in line
 
 
+_FLAGS = {"-s": "input_shapes", "--init-args": "init_args", "--dtype": "dtype",
+          "--device": "device", "--method": "method"}
+
+
+def _scan_options(args: list[str]) -> tuple[str, dict]:
+    """The row's command line as scan() arguments (only the flags the in-process rows use)."""
+    target, rest, options = args[0], args[1:], {}
+    for flag, value in zip(rest[::2], rest[1::2]):
+        key = _FLAGS[flag]
+        if key == "input_shapes":
+            options.setdefault(key, []).append(value)
+        else:
+            options[key] = value
+    return target, options
+
+
+@pytest.mark.parametrize("args, code, text", _params(cli=False))
+def test_bad_input_in_process(args, code, text, monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    from breakscan import scan
+    from breakscan.errors import BreakscanError
+    from breakscan.report import terminal
+    from breakscan.result import ModelRun
+
+    monkeypatch.chdir(ROOT)
+    target, options = _scan_options(args)
+    if code != 0:
+        with pytest.raises(BreakscanError) as raised:
+            scan(target, **options)
+        assert raised.value.exit_code == code and text in str(raised.value)
+        assert len(str(raised.value).splitlines()) == 1  # one line
+        return
+    console = Console(file=io.StringIO(), width=100, highlight=False)
+    terminal.render_runs([ModelRun(target=target, result=scan(target, **options))], console)
+    assert text in console.file.getvalue()
+
+
 def test_the_matrix_covers_at_least_twenty_bad_inputs():
     assert sum(1 for row in MATRIX if row[2] != 0) >= 20
+    assert CLI_ROWS <= {row[0] for row in MATRIX}  # no stale name: each row runs one way
 
 
 @pytest.mark.parametrize("target, options, text", [

@@ -207,24 +207,40 @@ def test_op_labels_name_the_method_without_a_made_up_receiver():
     assert "(here: .mean())" in gap["reason"] and "x.mean()" not in gap["reason"]
 
 
-def test_a_refused_fix_title_does_not_repeat_and_diffs_name_user_paths(tmp_path):
+def test_a_refused_fix_title_does_not_repeat_and_diffs_name_user_paths(tmp_path, monkeypatch):
     """A fix refused before any rewrite shows its id once; a diff of a file outside the working
-    directory names its real path, never a chain of ../ up to it."""
+    directory names its real path, never a chain of ../ up to it. Both are decided when fixes
+    are planned (in the parent, before any verification), so they are planned here."""
+    import io
     import shutil
+
+    from rich.console import Console
+
+    from breakscan import scan
+    from breakscan.fixes import plan_fixes
+    from breakscan.report import terminal
+    from breakscan.result import ModelRun
 
     work = tmp_path / "elsewhere"
     work.mkdir()
     model = tmp_path / "models" / "branchy.py"
     model.parent.mkdir()
     shutil.copy(SAMPLES / "tensor_branch.py", model)
-    proc = run_cli(f"{model}:TensorIf", "-s", "8,16", "--fix", *QUICK, "-f", "json",
-                   cwd=work)
-    assert proc.returncode == 0, proc.stderr
-    (fix,) = [f for f in json.loads(proc.stdout)["fixes"] if f["fix_id"] == "torch_where"]
-    assert fix["diff"].startswith(f"--- a/{model}\n") and "../" not in fix["diff"]
+    monkeypatch.chdir(work)
+    target = f"{model}:TensorIf"
+    (plan,) = [p for p in plan_fixes(target, scan(target, input_shapes=["8,16"]))
+               if p.fix.fix_id == "torch_where"]
+    assert plan.fix.diff.startswith(f"--- a/{model}\n") and "../" not in plan.fix.diff
     # Module form: refused before any rewrite, so the title is the id itself.
-    text = run_cli("sample_models.tensor_branch:TensorIf", "-s", "8,16", "--fix", *QUICK).stdout
-    (head,) = [line for line in text.splitlines() if "BS002 torch_where" in line]
+    monkeypatch.chdir(ROOT)
+    result = scan("sample_models.tensor_branch:TensorIf", input_shapes=["8,16"])
+    result.fixes = [p.fix for p in plan_fixes("sample_models.tensor_branch:TensorIf", result)]
+    assert result.fixes and all(f.reason and f.reason.startswith("refused") for f in result.fixes)
+    console = Console(file=io.StringIO(), width=100, highlight=False)
+    terminal.render_runs([ModelRun(target="sample_models.tensor_branch:TensorIf",
+                                   result=result)], console)
+    (head,) = [line for line in console.file.getvalue().splitlines()
+               if "BS002 torch_where" in line]
     assert head.count("torch_where") == 1, head
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import time
 from typing import Any, Callable
 
@@ -27,6 +28,7 @@ from .result import Correctness, Timing, TimingReport
 WARMUP_CALLS = 3
 _PLAIN = (int, float, complex, bool, str, bytes, type(None))
 PROFILED_CALLS = 10
+NOISE = 0.1  # IQR / median above this is a noisy measurement (adaptive_autorange's own target)
 
 
 def _sync(device: torch.device) -> None:
@@ -55,10 +57,17 @@ def _time(call: Callable[[], Any], threads: int, max_run_time: float,
             on_progress(f"{runs} runs, {min(spent, max_run_time):.1f}/{max_run_time:g} s")
 
     m = benchmark.Timer(stmt="call()", globals={"call": call}, num_threads=threads) \
-        .adaptive_autorange(threshold=0.1, min_run_time=0.05, max_run_time=max_run_time,
+        .adaptive_autorange(threshold=NOISE, min_run_time=0.05, max_run_time=max_run_time,
                             callback=block_done)
     return Timing(median_s=m.median, iqr_s=m.iqr, runs=len(m.times) * m.number_per_run,
-                  threads=threads)
+                  threads=threads, noisy=m.iqr > NOISE * m.median)
+
+
+def _load_average() -> float | None:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):  # not on this platform
+        return None
 
 
 def _leaves(value: Any) -> list[Any]:
@@ -244,6 +253,7 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
                     report.fullgraph = _time(bind(strict), threads, max_run_time, on_progress)
     finally:
         torch.set_num_threads(previous_threads)
+        report.load_average = _load_average()
     if report.compiled and not math.isfinite(report.speedup or math.nan):
         report.speedup = None
     return report

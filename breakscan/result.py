@@ -12,7 +12,7 @@ from typing import Any
 
 from .frames import Frame
 
-SCHEMA_VERSION = "1.6"
+SCHEMA_VERSION = "1.7"
 
 
 @dataclass
@@ -204,6 +204,9 @@ class Timing:
     iqr_s: float  # spread: interquartile range of the per-run times
     runs: int
     threads: int
+    # The spread stayed above 10 % of the median for the whole time budget: the number may move
+    # between runs (a loaded machine, too little time); never hidden, never silently trusted.
+    noisy: bool = False
 
 
 @dataclass
@@ -235,7 +238,14 @@ class TimingReport:
     correctness: Correctness | None = None
     outside_share: float | None = None  # share of each compiled call outside compiled graphs
     graph_s_per_call: float | None = None  # time inside compiled graphs per call
+    load_average: float | None = None  # the machine's 1-minute load average when timing ended
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def noisy(self) -> list[str]:
+        """The variants whose timing is noisy (see :attr:`Timing.noisy`)."""
+        return [name for name, t in (("eager", self.eager), ("torch.compile", self.compiled),
+                                     ("fullgraph=True", self.fullgraph)) if t and t.noisy]
 
 
 @dataclass

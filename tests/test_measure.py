@@ -88,7 +88,11 @@ def test_cli_time_json(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "speedup" in proc.stdout and proc.stderr == ""
     t = json.loads(dest.read_text())["timings"]
-    assert set(t["eager"]) == {"median_s", "iqr_s", "runs", "threads"}
+    assert set(t["eager"]) == {"median_s", "iqr_s", "runs", "threads", "noisy"}
+    for variant in ("eager", "compiled", "fullgraph"):  # the flag agrees with its own numbers
+        v = t[variant]
+        assert v["noisy"] is (v["iqr_s"] > 0.1 * v["median_s"]), v
+    assert t["load_average"] is None or t["load_average"] >= 0
     assert t["compiled"]["runs"] > 0 and t["fullgraph"]["runs"] > 0
     assert t["backend"] == "inductor" and t["threads"] == 1
     assert t["correctness"]["match"] is True
@@ -122,3 +126,28 @@ def test_skipped_frame_runs_entirely_outside_compiled_graphs():
     report = measure(loaded.fn, loaded.args, {}, device=torch.device("cpu"), max_run_time=0.1,
                      fullgraph=False)
     assert report.outside_share == 1.0 and report.graph_s_per_call == 0.0
+
+
+def test_a_spread_that_never_settles_is_marked_noisy():
+    """A call that gets slower with every run (1 ms, then 2 % more each call: a machine heating
+    up) keeps its IQR far above 10 % of its median for the whole budget, however many calls a
+    timed block holds: the timing says so, and the terminal explains what it means."""
+    import itertools
+    import time
+
+    from breakscan.measure import _time
+    from breakscan.report.terminal import noise_note
+    from breakscan.result import TimingReport
+
+    calls = itertools.count()
+
+    def slowing() -> None:
+        time.sleep(0.001 * (1 + next(calls) / 50))
+
+    timing = _time(slowing, threads=1, max_run_time=0.5)
+    assert timing.noisy and timing.iqr_s > 0.1 * timing.median_s, timing
+    report = TimingReport(device="cpu", threads=1, backend="eager", mode=None, eager=timing,
+                          load_average=0.5)
+    assert report.noisy == ["eager"]
+    assert noise_note(report).startswith("noisy: eager: the spread stayed above 10 % of the "
+                                         "median for the whole time budget; load average 0.5")

@@ -24,7 +24,7 @@ from ..categories import REGISTRY_URL
 from ..result import Comparison, Fix, ModelRun, ScanResult
 from ..rules import finding_status, rule_for
 from ..frames import display_path, is_user_file
-from .terminal import _ms, _scrubbed, fix_numbers, printable
+from .terminal import _ms, _scrubbed, fix_numbers, noise_note, printable
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 GRAPH_COLOURS = 6  # CSS classes g0..g5 cycle over the graphs
@@ -60,6 +60,7 @@ def _environment() -> Environment:
     env.filters["ms"] = lambda s: "-" if s is None else _ms(s)
     env.filters["short"] = lambda p: display_path(p) if p else ""
     env.filters["finding_status"] = lambda f: finding_status(f.status, f.category)
+    env.filters["noise_note"] = noise_note
     return env
 
 

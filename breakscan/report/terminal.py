@@ -215,6 +215,15 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.2f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
+def noise_note(t: Any) -> str:
+    """Why a noisy timing is flagged, and what makes it steadier (terminal and HTML)."""
+    load = f"; load average {t.load_average:g} on {os.cpu_count()} CPU(s)" \
+        if t.load_average is not None else ""
+    return (f"noisy: {', '.join(t.noisy)}: the spread stayed above 10 % of the median for the "
+            f"whole time budget{load}; these numbers may move between runs. For steadier ones: "
+            "a quiet machine, --threads 1, a longer --max-run-time.")
+
+
 def _render_timings(result: ScanResult, console: Console) -> None:
     t = result.timings
     mode = f", mode={t.mode}" if t.mode else ""
@@ -229,10 +238,13 @@ def _render_timings(result: ScanResult, console: Console) -> None:
     for name, timing, compile_s, speedup in rows:
         if timing is None:
             continue
-        table.add_row(name, _ms(timing.median_s), f"± {_ms(timing.iqr_s)}", str(timing.runs),
+        spread = f"± {_ms(timing.iqr_s)}" + (" noisy" if timing.noisy else "")
+        table.add_row(name, _ms(timing.median_s), spread, str(timing.runs),
                       _ms(compile_s) if compile_s is not None else "-",
                       f"{speedup:.2f}x" if speedup else "-")
     console.print(table)
+    if t.noisy:
+        console.print(Text(f"  {noise_note(t)}", style="yellow"))
     if t.compile_error:
         console.print(Text(f"  torch.compile failed: {t.compile_error}", style="bold red"))
     if t.fullgraph_error:

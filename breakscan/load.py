@@ -23,7 +23,7 @@ from torch import nn
 
 from .errors import (ModelError, UsageError, as_model_error, describe, memory_limit_note,
                      out_of_memory, user_frame_hint)
-from .options import TargetSpec, check_source_file, parse_init_args, parse_shape, parse_target
+from .options import TargetSpec, check_source_file, parse_init_args, parse_inputs, parse_target
 
 DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32, "float": torch.float32, "float64": torch.float64,
@@ -284,12 +284,7 @@ def load_target(target: str, *, input_shapes: list[str] | None = None, dtype: st
     kwargs_init = parse_init_args(init_args)
     torch_dtype = parse_dtype(dtype)
     torch_device = resolve_device(device)
-    shapes = [parse_shape(s) for s in (input_shapes or [])]
-    if inputs and shapes:
-        raise UsageError("use either --input-shape or --inputs, not both")
-    if not inputs and not shapes:
-        raise UsageError("no inputs given: pass --input-shape 8,16 (once per positional input) "
-                         "or --inputs FILE.py:make_inputs")
+    shapes = parse_inputs(input_shapes, inputs)
 
     folder = str(Path(spec.source).resolve().parent) if spec.is_file else None
     with importable_folder(folder):

@@ -88,19 +88,9 @@ class ScanOptions:
         spec = parse_target(target)
         if spec.is_file:
             check_source_file(spec.source)
-        shapes = [parse_shape(s) for s in self.input_shapes]
-        if self.inputs and shapes:
-            raise UsageError("use either --input-shape or --inputs, not both")
-        if not self.inputs and not shapes:
-            raise UsageError("no inputs given: pass --input-shape 8,16 (once per positional "
-                             "input) or --inputs FILE.py:make_inputs")
+        parse_inputs(self.input_shapes, self.inputs)
         parse_init_args(self.init_args)
-        if self.vary_batch and self.shapes:
-            raise UsageError("use either --vary-batch or --shapes, not both")
-        if self.vary_batch:
-            parse_batches(self.vary_batch)
-        for value in self.shapes:
-            parse_shape_set(value)
+        parse_input_sets(self.vary_batch, self.shapes)
 
     @property
     def load_options(self) -> dict[str, Any]:
@@ -196,6 +186,29 @@ def parse_shape_set(text: str) -> list[list[int]]:
         raise UsageError("empty --shapes value: write e.g. --shapes 8,32 (one shape per input, "
                          "separated by spaces)")
     return [parse_shape(p, "--shapes") for p in parts]
+
+
+def parse_inputs(input_shapes: Any, inputs: str | None) -> list[list[int]]:
+    """The shapes of ``--input-shape`` (each once per positional input), or [] with ``--inputs``;
+    exactly one of the two must be given."""
+    shapes = [parse_shape(s) for s in (input_shapes or [])]
+    if inputs and shapes:
+        raise UsageError("use either --input-shape or --inputs, not both")
+    if not inputs and not shapes:
+        raise UsageError("no inputs given: pass --input-shape 8,16 (once per positional input) "
+                         "or --inputs FILE.py:make_inputs")
+    return shapes
+
+
+def parse_input_sets(vary_batch: str | list[int] | None, shapes: Any
+                     ) -> tuple[list[int] | None, list[list[list[int]]] | None]:
+    """``--vary-batch`` as batch sizes, or ``--shapes`` as shape sets (at most one of them)."""
+    if vary_batch and shapes:
+        raise UsageError("use either --vary-batch or --shapes, not both")
+    if vary_batch:
+        return (parse_batches(vary_batch) if isinstance(vary_batch, str)
+                else list(vary_batch)), None
+    return None, ([parse_shape_set(s) for s in shapes] if shapes else None)
 
 
 def check_source_file(source: str, what: str = "target") -> Path:

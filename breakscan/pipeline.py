@@ -21,7 +21,7 @@ from .errors import UsageError
 from .load import (LoadedTarget, describe_inputs, importable_folder, input_sets, load_target,
                    positional_names)
 from .measure import OnProgress, measure
-from .options import ScanOptions, TimingOptions, parse_batches, parse_shape_set
+from .options import ScanOptions, TimingOptions, parse_input_sets
 from .recompiles import check_recompiles, link_shape_branches
 from .result import ScanResult, StaticFinding, TimingReport
 
@@ -210,13 +210,9 @@ def shape_sets_for(loaded: LoadedTarget, vary_batch: str | list[int] | None,
     rule for both options; the scanned --input-shape is not added, so nothing is duplicated
     behind the user's back; a set listed twice is called twice, e.g. to show a recompile on
     every call)."""
-    if vary_batch and shapes:
-        raise UsageError("use either --vary-batch or --shapes, not both")
-    if vary_batch:
-        batches = parse_batches(vary_batch) if isinstance(vary_batch, str) else list(vary_batch)
-        return input_sets(loaded, batches=batches)
-    if shapes:
-        return input_sets(loaded, shape_sets=[parse_shape_set(s) for s in shapes])
+    batches, shape_sets = parse_input_sets(vary_batch, shapes)
+    if batches or shape_sets:
+        return input_sets(loaded, batches=batches, shape_sets=shape_sets)
     return None
 
 

@@ -122,19 +122,19 @@ def test_an_interrupted_json_report_is_still_written(tmp_path):
     assert doc["error"] == "interrupted (SIGTERM) during eager run"
 
 
+def _config(folder, *targets: tuple[str, str]):
+    """A pyproject.toml with one [[tool.breakscan.targets]] entry per (target, shape)."""
+    entries = "".join(f'[[tool.breakscan.targets]]\ntarget = "{target}"\n'
+                      f'input-shape = ["{shape}"]\n' for target, shape in targets)
+    config = folder / "pyproject.toml"
+    config.write_text(f"[tool.breakscan]\n{entries}")
+    return config
+
+
 def test_check_stops_at_the_interrupted_target(tmp_path):
     import signal
 
-    config = tmp_path / "pyproject.toml"
-    config.write_text(f"""
-[tool.breakscan]
-[[tool.breakscan.targets]]
-target = "{M}:SleepsOnLaterCalls"
-input-shape = ["2,3"]
-[[tool.breakscan.targets]]
-target = "{ITEM}"
-input-shape = ["8,16"]
-""")
+    config = _config(tmp_path, (f"{M}:SleepsOnLaterCalls", "2,3"), (ITEM, "8,16"))
     proc = _start(tmp_path, "check", "--config", str(config), "-f", "json")
     _signal_when(proc, tmp_path, _stage_seen(tmp_path, "eager run"), signal.SIGTERM)
     out, err = proc.communicate(timeout=30)
@@ -164,13 +164,7 @@ def test_fix_and_check_show_which_fix_and_which_target_live(tmp_path):
                              "--fix", *QUICK)
     assert "· fix 1/1: print_guard · explain · " in screen, screen[-2000:]
     assert "fix BS003 print_guard: verified" in screen
-    config = tmp_path / "pyproject.toml"
-    config.write_text(f"""
-[tool.breakscan]
-[[tool.breakscan.targets]]
-target = "{ITEM}"
-input-shape = ["8,16"]
-""")
+    config = _config(tmp_path, (ITEM, "8,16"))
     screen = run_on_terminal("check", "--config", str(config), cwd=tmp_path)
     assert f"· check 1/1: {ITEM} · explain · check" in screen, screen[-2000:]
 

@@ -5,7 +5,9 @@ inputs, interleaved, after a warm-up, and the median of several repeats is repor
 a ratio of at most 1.25x per captured call: breakscan's records come from the same Dynamo pass
 as explain's, so the extra cost is the log handlers, the bytecode hook, the metrics read and the
 analysis. A scan captures two calls (the first call of the fresh model, then a later call, to
-tell first-call-only breaks apart); the last columns time both, against one bare explain.
+tell first-call-only breaks apart); the next columns time both, against one bare explain. The
+last column is the run-time count (``capture.run_counted``: the compiled model called again after
+a warm-up, graph calls and returns to Python counted), a pass of its own.
 
     python benchmarks/capture_overhead.py            # all sample models + two larger models
     python benchmarks/capture_overhead.py --repeats 9
@@ -112,16 +114,28 @@ def breakscan_two_calls(fn, args) -> float:
     return time.perf_counter() - start
 
 
-def measure(make: Callable[[], tuple], repeats: int) -> tuple[float, float, float]:
-    """Medians of (bare explain, breakscan one call, breakscan two calls), each on a fresh model."""
-    bare, ours, both = [], [], []
+def breakscan_runtime_counts(fn, args) -> float:
+    """The run-time count every scan adds: compile (eager backend), warm up, count 3 calls."""
+    from breakscan.capture import run_counted
+
+    start = time.perf_counter()
+    run_counted(fn, args, {}, training=False, eager_frames=set())
+    return time.perf_counter() - start
+
+
+def measure(make: Callable[[], tuple], repeats: int) -> tuple[float, float, float, float]:
+    """Medians of (bare explain, breakscan one call, breakscan two calls, run-time counts),
+    each on a fresh model."""
+    bare, ours, both, counts = [], [], [], []
     bare_explain(*make())  # warm-up: imports, lazy init
     breakscan_capture(*make())
     for _ in range(repeats):
         bare.append(bare_explain(*make()))
         ours.append(breakscan_capture(*make()))
         both.append(breakscan_two_calls(*make()))
-    return statistics.median(bare), statistics.median(ours), statistics.median(both)
+        counts.append(breakscan_runtime_counts(*make()))
+    return (statistics.median(bare), statistics.median(ours), statistics.median(both),
+            statistics.median(counts))
 
 
 def main() -> None:
@@ -142,18 +156,18 @@ def main() -> None:
           f"{platform.machine()}, {torch.get_num_threads()} threads, median of {opts.repeats}, "
           "each on a freshly built model")
     print("| model | explain (ms) | breakscan, first call (ms) | ratio | breakscan, both "
-          "calls (ms) | ratio per call |")
-    print("|---|---:|---:|---:|---:|---:|")
-    total = [0.0, 0.0, 0.0]
+          "calls (ms) | ratio per call | run-time counts (ms) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    total = [0.0, 0.0, 0.0, 0.0]
     for name, make in models:
-        bare, ours, both = measure(make, opts.repeats)
-        for i, value in enumerate((bare, ours, both)):
+        bare, ours, both, counts = measure(make, opts.repeats)
+        for i, value in enumerate((bare, ours, both, counts)):
             total[i] += value
         print(f"| {name} | {bare * 1e3:.0f} | {ours * 1e3:.0f} | {ours / bare:.2f}x | "
-              f"{both * 1e3:.0f} | {both / bare / 2:.2f}x |")
+              f"{both * 1e3:.0f} | {both / bare / 2:.2f}x | {counts * 1e3:.0f} |")
     print(f"| **all models** | {total[0] * 1e3:.0f} | {total[1] * 1e3:.0f} | "
           f"**{total[1] / total[0]:.2f}x** | {total[2] * 1e3:.0f} | "
-          f"**{total[2] / total[0] / 2:.2f}x** |")
+          f"**{total[2] / total[0] / 2:.2f}x** | {total[3] * 1e3:.0f} |")
 
 
 if __name__ == "__main__":

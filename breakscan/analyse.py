@@ -281,6 +281,22 @@ def graph_info(index: int, gm: Any) -> GraphInfo:
                      input_shapes=shapes, break_reason=break_reason)
 
 
+def break_resumed_at(breaks: list[RootBreak], file: str, line: int) -> int | None:
+    """The index of the break a resume function at ``file:line`` resumes after: the line is
+    the break's, a site's, or a call on its chain (a nested break cuts every enclosing frame)."""
+    for idx, item in enumerate(breaks):
+        if any(f.file == file and f.line == line
+               for f in (item.call_chain or [Frame(item.file, item.line, "")]) + item.sites):
+            return idx
+    return None
+
+
+def resume_line(code_name: str) -> int | None:
+    """The line a Dynamo resume function resumes at (``torch_dynamo_resume_in_fn_at_12``)."""
+    m = _RESUME.match(code_name)
+    return int(m.group("line")) if m else None
+
+
 def compiled_frames(raw: RawCapture) -> list[CompiledFrame]:
     """Join bytecode-hook events and compilation metrics by compile id."""
     frames: dict[str, CompiledFrame] = {}
@@ -389,13 +405,10 @@ def analyse(raw: RawCapture) -> Analysis:
 
     for frame in frames:
         if frame.is_resume and frame.resume_line is not None:
-            for idx, item in enumerate(roots.items):
-                if any(f.file == frame.file and f.line == frame.resume_line
-                       for f in (item.call_chain or [Frame(item.file, item.line, "")])
-                       + item.sites):
-                    item.resume_functions.append(frame.name)
-                    frame.break_index = idx
-                    break
+            idx = break_resumed_at(roots.items, frame.file, frame.resume_line)
+            if idx is not None:
+                roots.items[idx].resume_functions.append(frame.name)
+                frame.break_index = idx
 
     for item in roots.items:
         item.user_frame = user_frame(item.call_chain) if item.owner != "user" else None

@@ -19,8 +19,8 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from .dynamo import (CodeEvent, FrameMetric, bytecode_hook, compile_within, dynamo_session,
-                     read_metrics)
+from .dynamo import (CodeEvent, CodeKey, FrameMetric, GraphCounter, bytecode_hook,
+                     compile_within, dynamo_session, python_calls, read_metrics)
 from .errors import as_model_error, describe, user_frame_hint
 
 
@@ -139,3 +139,43 @@ def run_eager(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
             hint = " — check --input-shape / --dtype against what the model expects"
         raise as_model_error(exc, label, hint) from exc
     return out.getvalue()
+
+
+RUNTIME_WARMUP = 2  # calls before counting: the compiles, and a later call's own path
+RUNTIME_CALLS = 3  # calls counted; the counts are averaged over them
+
+
+@dataclass
+class RawRuntime:
+    """The compiled model's steady state, counted: what repeats at run time, uninterpreted."""
+
+    calls: int  # model calls counted
+    graph_calls: int  # compiled-graph calls over those calls
+    python_calls: dict[CodeKey, int]  # calls of resume functions and of the frames asked for
+    error: str | None = None
+
+
+def run_counted(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
+                training: bool, eager_frames: set[CodeKey],
+                compile_only: tuple[Any, str] | None = None) -> RawRuntime:
+    """Call the compiled model (eager backend) after a warm-up and count, over a few calls,
+    its graph calls, its resume-function calls and the calls of ``eager_frames`` (the frames
+    Dynamo skipped). Cheap: no inductor, a handful of calls."""
+    counter = GraphCounter("eager")
+
+    def wanted(key: CodeKey) -> bool:
+        return key in eager_frames or key[0].startswith("torch_dynamo_resume_in_")
+
+    with dynamo_session(training=training):
+        compiled = compile_within(fn, *compile_only, backend=counter) if compile_only \
+            else torch.compile(fn, backend=counter)
+        try:
+            for _ in range(RUNTIME_WARMUP):
+                compiled(*args, **kwargs)
+            counter.calls = 0
+            with python_calls(wanted) as counts:
+                for _ in range(RUNTIME_CALLS):
+                    compiled(*args, **kwargs)
+        except Exception as exc:  # the model's own failure is reported by the eager run
+            return RawRuntime(0, 0, {}, error=describe(exc))
+    return RawRuntime(RUNTIME_CALLS, counter.calls, dict(counts))

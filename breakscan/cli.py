@@ -121,8 +121,9 @@ def scan(
     threads: int = typer.Option(1, min=1, help="CPU threads for --time (set before compiling; "
                                 "reported)."),
     max_run_time: float = typer.Option(2.0, min=0.01, help="Seconds each variant of --time "
-                                       "(and of --fix's verification) may run: runs stop earlier "
-                                       "once the spread is within 10 % of the median."),
+                                       "(and half of --fix's same-process timing) may run: at "
+                                       "least a quarter of it, then until the spread is within "
+                                       "10 % of the median."),
     fix: bool = typer.Option(False, "--fix", help="Propose a fix for every break and verify "
                              "each in a fresh process: rescan, outputs vs the original, "
                              "before/after graphs, breaks and latency (implies --time)."),
@@ -134,6 +135,10 @@ def scan(
                                              "graphs."),
     max_recompiles: Optional[int] = typer.Option(None, min=0, help="Gate: fail above this many "
                                                  "recompiles (needs --vary-batch/--shapes)."),
+    max_graph_calls: Optional[int] = typer.Option(None, min=0, help="Gate: fail above this "
+                                                  "many compiled-graph calls per model call "
+                                                  "(counted at run time: a graph in a loop "
+                                                  "counts every time it runs)."),
     fail_on: Optional[str] = typer.Option(None, help="Gate: fail on any break of these "
                                           "categories, e.g. item,data_dependent_branch."),
     fullgraph: bool = typer.Option(False, "--fullgraph", help="Gate: zero breaks and no "
@@ -172,7 +177,8 @@ def scan(
         if write and not fix:
             raise UsageError("--write applies verified fixes: use it with --fix")
         gate = gate_options(max_breaks=max_breaks, max_graphs=max_graphs,
-                            max_recompiles=max_recompiles, fail_on=fail_on, fullgraph=fullgraph,
+                            max_recompiles=max_recompiles, max_graph_calls=max_graph_calls,
+                            fail_on=fail_on, fullgraph=fullgraph,
                             baseline=str(baseline) if baseline else None, target=target)
         options = ScanOptions(
             input_shapes=input_shape or (), dtype=dtype, device=device, inputs=inputs,

@@ -3,7 +3,8 @@
 Both targets are scanned and timed in their own child processes with the same options; a third
 child loads both, gives B the weights of A (when their parameters have the same names and
 shapes) and compares their eager outputs on the same inputs, so "same outputs" is measured, not
-assumed.
+assumed. That child also times both compiled models in one process, interleaved
+(``measure.time_interleaved``): the only A-vs-B speed comparison the report states.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .options import Limits, ScanOptions
-from .result import Comparison, Correctness, ModelRun
+from .result import ABTiming, Comparison, Correctness, ModelRun
 
 OUTPUTS_JOB = "breakscan.compare:outputs_of_both"
 
@@ -32,17 +33,20 @@ def compare_targets(a: str, b: str, options: ScanOptions, limits: Limits = Limit
     if outputs.error:
         return Comparison(run_a, run_b, weights_shared=False, outputs=None,
                           note=f"outputs not compared: {outputs.error}")
-    shared, correctness, note = outputs.result
-    return Comparison(run_a, run_b, weights_shared=shared, outputs=correctness, note=note)
+    shared, correctness, note, ab = outputs.result
+    return Comparison(run_a, run_b, weights_shared=shared, outputs=correctness, note=note, ab=ab)
 
 
 def outputs_of_both(request: dict[str, Any], on_stage: Callable[[str, Any], None],
-                    on_progress: Any = None) -> tuple[bool, Correctness | None, str | None]:
-    """The isolated child's job: (B got A's weights, B's outputs vs A's, why not compared)."""
+                    on_progress: Any = None
+                    ) -> tuple[bool, Correctness | None, str | None, ABTiming | None]:
+    """The isolated child's job: (B got A's weights, B's outputs vs A's, why not compared, both
+    compiled and timed here, interleaved)."""
     from .load import load_target
-    from .measure import compare_outputs, eager_outputs
+    from .measure import Variant, compare_outputs, eager_outputs, time_interleaved
 
-    load = ScanOptions.from_dict(request["options"]).load_options
+    options = ScanOptions.from_dict(request["options"])
+    load = options.load_options
     on_stage("load", None)
     first = load_target(request["a"], **load)
     second = load_target(request["b"], **load)
@@ -55,4 +59,15 @@ def outputs_of_both(request: dict[str, Any], on_stage: Callable[[str, Any], None
     on_stage("eager run", None)
     correctness = compare_outputs(eager_outputs(first), eager_outputs(second))
     note = None if shared else "parameters differ (names or shapes): B kept its own weights"
-    return shared, correctness, note
+    ab = None
+    if options.timing is not None:
+        t = options.timing
+        ab, _, why = time_interleaved(
+            Variant(first.fn, first.args, first.kwargs), Variant(second.fn, second.args,
+                                                                 second.kwargs),
+            device=first.device, training=first.training, backend=t.backend, mode=t.mode,
+            threads=t.threads, max_run_time=t.max_run_time,
+            on_stage=lambda name: on_stage(name, None), on_progress=on_progress)
+        if why:
+            note = "; ".join(filter(None, [note, f"not timed side by side: {why}"]))
+    return shared, correctness, note, ab

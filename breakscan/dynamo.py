@@ -13,6 +13,7 @@ import copy
 import io
 import logging
 import os
+import sys
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
@@ -43,6 +44,7 @@ class FrameMetric:
     fail_reason: str | None
     fail_file: str | None
     fail_line: int | None
+    compile_s: float | None = None  # the whole frame's compile (Dynamo + backend), seconds
 
 
 class _ListHandler(logging.Handler):
@@ -176,7 +178,8 @@ def read_metrics(notes: list[str]) -> list[FrameMetric]:
             graph_op_count=getattr(m, "graph_op_count", None),
             fail_type=getattr(m, "fail_type", None), fail_reason=getattr(m, "fail_reason", None),
             fail_file=getattr(m, "fail_user_frame_filename", None),
-            fail_line=getattr(m, "fail_user_frame_lineno", None)))
+            fail_line=getattr(m, "fail_user_frame_lineno", None),
+            compile_s=getattr(m, "entire_frame_compile_time_s", None)))
     return rows
 
 
@@ -235,3 +238,54 @@ def compile_within(fn: Callable[..., Any], owner: Any, method: str,
                 delattr(owner, method)
 
     return call
+
+
+@dataclass
+class GraphCounter:
+    """A backend that counts every call of every compiled graph (what a model call costs)."""
+
+    inner: str = "eager"
+    calls: int = 0
+
+    def __call__(self, gm: Any, example_inputs: list[Any]) -> Callable[..., Any]:
+        lookup = getattr(torch._dynamo, "lookup_backend", None)
+        compiled = lookup(self.inner)(gm, example_inputs) if lookup else gm.forward
+
+        def counted(*args: Any) -> Any:
+            self.calls += 1
+            return compiled(*args)
+
+        return counted
+
+
+CodeKey = tuple[str, str, int]  # (co_name, co_filename, co_firstlineno)
+
+
+@contextlib.contextmanager
+def python_calls(wanted: Callable[[CodeKey], bool]) -> Iterator[dict[CodeKey, int]]:
+    """Count the Python-level calls of the code objects ``wanted`` accepts (sys.setprofile).
+
+    Dynamo runs a resume function's compiled code under the resume function's own code object,
+    and a frame it skipped as itself, so both are seen here: each call of a resume function is
+    one return to Python at a break, each call of a skipped frame one frame run eagerly.
+    """
+    counts: dict[CodeKey, int] = {}
+    seen: dict[Any, bool] = {}
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event != "call":
+            return
+        code = frame.f_code
+        keep = seen.get(code)
+        if keep is None:
+            keep = seen[code] = wanted((code.co_name, code.co_filename, code.co_firstlineno))
+        if keep:
+            key = (code.co_name, code.co_filename, code.co_firstlineno)
+            counts[key] = counts.get(key, 0) + 1
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        yield counts
+    finally:
+        sys.setprofile(previous)

@@ -17,14 +17,14 @@ import re
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
 from .files import write_atomic
 from .options import Limits, ScanOptions, TimingOptions
 from .frames import display_path
-from .result import Correctness, Fix, FixMetrics, ScanResult
+from .result import ABTiming, Correctness, Fix, FixMetrics, ScanResult
 from .rules import FIXES, fixes_for, rule_for_fix, rule_id
 
 # fix id -> (break category, the setting as users write it, the torch._dynamo.config patch)
@@ -58,9 +58,10 @@ class FixPlan:
     switch: dict[str, Any] | None = None  # see LIBRARY_SWITCHES
 
     def request(self) -> dict[str, Any]:
+        before = asdict(self.fix.before) if self.fix.before is not None else None
         return {"kind": self.fix.kind, "fix_id": self.fix.fix_id, "file": self.fix.file,
                 "config": self.config, "dynamic": self.dynamic, "new_source": self.new_source,
-                "switch": self.switch}
+                "switch": self.switch, "before": before}
 
 
 @dataclass
@@ -69,6 +70,9 @@ class FixedScan:
 
     result: ScanResult
     same_outputs: Correctness  # fixed model (eager) vs the original model (eager)
+    compiled_outputs: Correctness | None = None  # fixed model compiled vs its eager outputs
+    compile_error: str | None = None  # the fixed (or original) model did not compile
+    ab: ABTiming | None = None  # original vs fixed in this process (only with a real gain)
 
 
 def metrics(result: ScanResult, *, dynamic: bool = False) -> FixMetrics:
@@ -80,7 +84,24 @@ def metrics(result: ScanResult, *, dynamic: bool = False) -> FixMetrics:
     return FixMetrics(graph_count=result.summary.graph_count,
                       breaks=result.summary.graph_break_count, recompiles=recompiles,
                       compiled_s=t.compiled.median_s if t and t.compiled else None,
-                      speedup=t.speedup if t else None)
+                      speedup=t.speedup if t else None,
+                      graph_calls_per_call=result.summary.graph_calls_per_call,
+                      eager_gaps_per_call=result.summary.eager_gaps_per_call,
+                      frames_run_eagerly_per_call=result.summary.frames_run_eagerly_per_call)
+
+
+def gained(before: FixMetrics, after: FixMetrics) -> bool:
+    """A real gain: fewer graphs; per model call, fewer graph calls, returns to Python or frames
+    run eagerly; or fewer recompiles. Fewer break sites alone is not one (a break that only
+    moved a line down still splits the graph and still returns to Python)."""
+    def fewer(b: float | None, a: float | None) -> bool:
+        return b is not None and a is not None and a < b
+
+    return (after.graph_count < before.graph_count
+            or fewer(before.graph_calls_per_call, after.graph_calls_per_call)
+            or fewer(before.eager_gaps_per_call, after.eager_gaps_per_call)
+            or fewer(before.frames_run_eagerly_per_call, after.frames_run_eagerly_per_call)
+            or fewer(before.recompiles, after.recompiles))
 
 
 def _target_file(target: str) -> Path | None:
@@ -291,25 +312,39 @@ def unfixed(result: ScanResult, fixes: list[Fix]) -> list[str]:
 def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
     """Fill in ``after`` and the verdict: same outputs and a real gain, or not verified."""
     fix.after = metrics(fixed.result, dynamic=dynamic)
-    compiled = fixed.result.timings.correctness if fixed.result.timings else None
+    fix.after.speedup = None  # no eager-relative number from another process: see fix.ab
+    compiled = fixed.compiled_outputs
     same = fixed.same_outputs
     fix.outputs_match = same.match and (compiled is None or compiled.match)
     fix.max_abs_error = same.max_abs_error
     before, after = fix.before, fix.after
-    gained = (after.graph_count < before.graph_count or after.breaks < before.breaks
-              or (before.recompiles is not None and after.recompiles is not None
-                  and after.recompiles < before.recompiles))
     if not same.match:
         fix.reason = f"outputs differ from the original model: {same.message}"
+    elif fixed.compile_error:
+        fix.reason = f"torch.compile failed with the fix: {fixed.compile_error}"
     elif compiled is not None and not compiled.match:
         fix.reason = f"compiled outputs differ from eager with the fix: {compiled.message}"
-    elif fixed.result.timings and fixed.result.timings.compile_error:
-        fix.reason = f"torch.compile failed with the fix: {fixed.result.timings.compile_error}"
-    elif not gained:
-        fix.reason = (f"no gain: graphs {before.graph_count} -> {after.graph_count}, breaks "
-                      f"{before.breaks} -> {after.breaks}, recompiles {before.recompiles} -> "
-                      f"{after.recompiles}")
+    elif not gained(before, after):
+        fix.reason = (f"no gain: graphs {before.graph_count} -> {after.graph_count}; per "
+                      f"call, graph calls {_count(before.graph_calls_per_call)} -> "
+                      f"{_count(after.graph_calls_per_call)}, returns to Python "
+                      f"{_count(before.eager_gaps_per_call)} -> "
+                      f"{_count(after.eager_gaps_per_call)}; recompiles {before.recompiles} -> "
+                      f"{after.recompiles} (breaks {before.breaks} -> {after.breaks}: fewer "
+                      "break sites alone is no gain)")
     fix.verified = fix.reason is None
+    if fixed.ab is not None:  # both latencies from one process, never one from each
+        fix.ab = fixed.ab
+        fix.before = replace(before, compiled_s=fixed.ab.original.value)
+        fix.after.compiled_s = fixed.ab.fixed.value
+    else:
+        fix.after.compiled_s = None
+
+
+def _count(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return str(int(value)) if value == int(value) else f"{value:g}"
 
 
 class FixesInterrupted(Exception):
@@ -470,7 +505,7 @@ def scan_with_fix(request: dict[str, Any], on_stage: Callable[[str, Any], None],
     import torch
 
     from .load import load_target
-    from .measure import compare_outputs, eager_outputs
+    from .measure import Variant, compare_outputs, eager_outputs, time_interleaved
     from .pipeline import scan_loaded, shape_sets_for
 
     target, fix = request["target"], request["fix"]
@@ -487,15 +522,30 @@ def scan_with_fix(request: dict[str, Any], on_stage: Callable[[str, Any], None],
         elif fix["kind"] == "switch":
             fixed = load_target(target, **load)  # a second copy, same seed: same weights
             apply_switch(fixed, fix["switch"])
-        timing = replace(options.timing or TimingOptions(), fullgraph=False,
-                         dynamic=fix.get("dynamic"))
+        timing = options.timing or TimingOptions()
         sets = shape_sets_for(fixed, options.vary_batch, list(options.shapes))
         with torch._dynamo.config.patch(**fix["config"]):
-            result = scan_loaded(fixed, options.but(timing=timing), shape_sets=sets,
+            result = scan_loaded(fixed, options.but(timing=None), shape_sets=sets,
                                  on_stage=on_stage, on_progress=on_progress)
         # After the scan, which must capture the fixed model's first call.
-        same = compare_outputs(eager_outputs(original), eager_outputs(fixed))
-    return FixedScan(result=result, same_outputs=same)
+        expected = eager_outputs(fixed)
+        found = FixedScan(result=result,
+                          same_outputs=compare_outputs(eager_outputs(original), expected))
+        before = FixMetrics(**fix["before"]) if fix.get("before") else None
+        after = metrics(result, dynamic=bool(fix.get("dynamic")))
+        if found.same_outputs.match and before is not None and gained(before, after):
+            def variant(loaded: Any, **how: Any) -> Variant:
+                only = (loaded.model, loaded.compile_only) if loaded.compile_only else None
+                return Variant(loaded.fn, loaded.args, loaded.kwargs, compile_only=only, **how)
+
+            found.ab, found.compiled_outputs, found.compile_error = time_interleaved(
+                variant(original), variant(fixed, dynamic=fix.get("dynamic"),
+                                           config=fix["config"]),
+                device=fixed.device, training=fixed.training, backend=timing.backend,
+                mode=timing.mode, threads=timing.threads, max_run_time=timing.max_run_time,
+                expected=expected, on_stage=lambda name: on_stage(name, result),
+                on_progress=on_progress)
+    return found
 
 
 __all__ = ["FixPlan", "FixedScan", "plan_fixes", "verify_fixes", "write_fixes", "judge",

@@ -1,7 +1,7 @@
 """Stage 5 — gate: turn a ScanResult into pass/fail checks for CI, with optional baselines.
 
 Thresholds (:class:`breakscan.options.GateOptions`: ``--max-breaks``, ``--max-graphs``,
-``--max-recompiles``, ``--fail-on``, ``--fullgraph``) are absolute. A baseline (``--baseline FILE``) fails only on regressions: a
+``--max-recompiles``, ``--max-graph-calls``, ``--fail-on``, ``--fullgraph``) are absolute. A baseline (``--baseline FILE``) fails only on regressions: a
 root-cause break that is not in the baseline, more graphs, more recompiles. Breaks are matched by
 category + file + source text, so editing lines above a break does not make it "new".
 """
@@ -53,6 +53,15 @@ def evaluate(result: ScanResult, config: GateOptions) -> GateResult:
             raise UsageError("--max-recompiles needs input sets to recompile over: add "
                              "--vary-batch or --shapes")
         limit("max_recompiles", config.max_recompiles, s.recompile_count)
+    if config.max_graph_calls is not None:
+        # Per model call at run time: a graph that runs in every layer counts every time.
+        calls = s.graph_calls_per_call
+        checks.append(Check(
+            name="max_graph_calls", limit=config.max_graph_calls,
+            actual=(int(calls) if calls == int(calls) else calls) if calls is not None else -1,
+            passed=calls is not None and calls <= config.max_graph_calls,
+            detail="" if calls is not None else "not measured: the compiled model failed when "
+            "called again"))
     for category in config.fail_on:
         hits = [b for b in counted if b.category == category or b.cause_category == category]
         checks.append(Check(name=f"fail_on:{category}", limit=0, actual=len(hits),

@@ -183,6 +183,8 @@ class Walker(ast.NodeVisitor):
                     qual = self.qual(value.func) or ""
                     if isinstance(value.func, ast.Name) and value.func.id in self.classes:
                         kind = f"class:{value.func.id}"
+                    elif (held := self._held_class(value, qual)) is not None:
+                        kind = f"items:{held}"
                     elif self.is_get_logger(value):
                         kind = "logger"
                     elif qual.startswith("torch.") and _torch_returns_tensor(qual):
@@ -194,6 +196,20 @@ class Walker(ast.NodeVisitor):
             self.locals = saved
             self._attrs[cls] = attrs
         return self._attrs[cls]
+
+    def _held_class(self, value: ast.Call, qual: str) -> str | None:
+        """The class of this file whose instances an ``nn.ModuleList``/``nn.Sequential`` holds
+        (``ModuleList(Block(d) for _ in range(n))``, ``[Block() for …]``, ``Sequential(A(), A())``)."""
+        if qual.rsplit(".", 1)[-1] not in ("ModuleList", "Sequential") or \
+                not (qual.startswith("torch.nn.") or qual in ("ModuleList", "Sequential")):
+            return None
+        made = []
+        for arg in value.args:
+            items = [arg.elt] if isinstance(arg, (ast.GeneratorExp, ast.ListComp)) else \
+                arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg]
+            made += [i.func.id for i in items if isinstance(i, ast.Call)
+                     and isinstance(i.func, ast.Name) and i.func.id in self.classes]
+        return made[0] if made and len(set(made)) == 1 else None
 
     # -- running ---------------------------------------------------------------------------
     def run(self, only: str | None) -> list[StaticFinding]:
@@ -223,6 +239,7 @@ class Walker(ast.NodeVisitor):
 
     def _lint_function(self, job: _Job) -> None:
         self.job, self.blocks, self.nested = job, 0, {}
+        self.items: dict[str, str] = {}  # loop variable -> the class of the module it holds
         self.attrs = self._class_attrs(job.cls)
         args = job.func.args
         params = args.posonlyargs + args.args
@@ -398,11 +415,19 @@ class Walker(ast.NodeVisitor):
         elif isinstance(func, ast.Name) and func.id in self.functions \
                 and func.id not in self.locals:
             hit = (None, self.functions[func.id], func.id, False)
+        elif isinstance(func, ast.Name) and func.id in self.items:  # for block in self.blocks
+            if found := self._method(self.items[func.id], "forward"):
+                hit = (self.items[func.id], found[1], f"{found[0]}.forward", True)
+        elif isinstance(func, ast.Subscript) and isinstance(func.value, ast.Attribute) \
+                and self.is_self(func.value.value) and \
+                (kind := self.attrs.get(func.value.attr, "")).startswith("items:"):
+            if found := self._method(kind[6:], "forward"):  # self.blocks[i](x)
+                hit = (kind[6:], found[1], f"{found[0]}.forward", True)
         elif isinstance(func, ast.Attribute) and self.is_self(func.value):
             if found := self._method(job.cls, func.attr):
                 hit = (job.cls, found[1], f"{found[0]}.{func.attr}", True)
-            elif (kind := self.attrs.get(func.attr, "")).startswith("class:"):
-                sub = kind[6:]
+            elif (kind := self.attrs.get(func.attr, "")).startswith(("class:", "items:")):
+                sub = kind[6:]  # a submodule, or an nn.Sequential of them: each runs forward
                 if found := self._method(sub, "forward"):
                     hit = (sub, found[1], f"{found[0]}.forward", True)
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) \
@@ -453,6 +478,10 @@ class Walker(ast.NodeVisitor):
         else:
             self._bind(node.target, self.kind(it) if not isinstance(it, ast.Call) or
                        self.qual(it.func) != "range" else False)
+        if isinstance(node.target, ast.Name) and isinstance(it, ast.Attribute) and \
+                self.is_self(it.value) and \
+                (held := self.attrs.get(it.attr, "")).startswith("items:"):
+            self.items[node.target.id] = held[6:]  # for block in self.blocks: block(x)
         self._in_block(node.body)
         for stmt in node.orelse:
             self.visit(stmt)

@@ -14,6 +14,7 @@ import contextlib
 import math
 import os
 import time
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
@@ -21,14 +22,18 @@ from torch.utils import benchmark
 
 from .frames import acting_frame, parse_stack
 from .breaklog import split_reason
-from .dynamo import compile_within, dynamo_session
+from .dynamo import CodeKey, bytecode_hook, compile_within, dynamo_session, read_metrics
 from .errors import as_model_error, describe
-from .result import Correctness, Timing, TimingReport
+from .result import ABTiming, Correctness, Timing, TimingReport
+from .stats import median_interval, speedup_interval, spread, verdict
 
 WARMUP_CALLS = 3
 _PLAIN = (int, float, complex, bool, str, bytes, type(None))
 PROFILED_CALLS = 10
 NOISE = 0.1  # IQR / median above this is a noisy measurement (adaptive_autorange's own target)
+# Each variant runs at least this share of its budget, however soon its spread settles: a
+# median over more runs moves less between runs of the same command (benchmarks/timing_spread.py).
+MIN_SHARE = 0.25
 
 
 def _sync(device: torch.device) -> None:
@@ -57,8 +62,8 @@ def _time(call: Callable[[], Any], threads: int, max_run_time: float,
             on_progress(f"{runs} runs, {min(spent, max_run_time):.1f}/{max_run_time:g} s")
 
     m = benchmark.Timer(stmt="call()", globals={"call": call}, num_threads=threads) \
-        .adaptive_autorange(threshold=NOISE, min_run_time=0.05, max_run_time=max_run_time,
-                            callback=block_done)
+        .adaptive_autorange(threshold=NOISE, min_run_time=max_run_time * MIN_SHARE,
+                            max_run_time=max_run_time, callback=block_done)
     return Timing(median_s=m.median, iqr_s=m.iqr, runs=len(m.times) * m.number_per_run,
                   threads=threads, noisy=m.iqr > NOISE * m.median)
 
@@ -135,29 +140,71 @@ def _quiet_stderr_fd():
             os.close(saved)
 
 
-def _outside_share(call: Callable[[], Any], device: torch.device,
-                   backend: str) -> tuple[float | None, float]:
-    """(share of wall time outside compiled graphs, time inside them per call) via the profiler.
+_CALL_MARK = "breakscan: model call"
+_GRAPH_MARK = "## Call CompiledFxGraph"
+_REGION_MARK = "Torch-Compiled Region: "
 
-    Inductor marks each compiled-graph call with a "## Call CompiledFxGraph … ##" event; other
-    backends do not, so the share is None for them. Profiler overhead counts as outside time:
-    read the share as an upper bound.
+
+@dataclass
+class OutsideGraphs:
+    """Where each compiled call's time went, from the profiler (inductor marks its graphs)."""
+
+    share: float | None  # of wall time outside compiled graphs (None: the backend marks none)
+    inside_s: float = 0.0  # per call, inside compiled graphs
+    wall_s: float = 0.0  # per call, the whole profiled call (the profiler's overhead included)
+    # Per call, the Python time before each graph that a resume function runs, keyed by the
+    # code of the region (compile id -> code) the graph belongs to: the gap a break caused.
+    gaps: dict[str, float] = field(default_factory=dict)  # compile id -> seconds per call
+
+
+def _gaps(events: list[Any]) -> dict[str, float]:
+    """Microseconds of Python between consecutive graph calls within each model call, keyed by
+    the compile id of the innermost compiled region the next graph runs in."""
+    graphs = sorted((e.time_range.start, e.time_range.end) for e in events
+                    if e.name.startswith(_GRAPH_MARK))
+    regions = [(e.time_range.start, e.time_range.end, e.name[len(_REGION_MARK):])
+               for e in events if e.name.startswith(_REGION_MARK)]
+    calls = [(e.time_range.start, e.time_range.end) for e in events if e.name == _CALL_MARK]
+    gaps: dict[str, float] = {}
+    for call_start, call_end in calls:
+        inside = [g for g in graphs if call_start <= g[0] and g[1] <= call_end]
+        for (_, previous_end), (start, _) in zip(inside, inside[1:]):
+            around = [r for r in regions if r[0] <= start <= r[1]]
+            if start > previous_end and around:
+                innermost = min(around, key=lambda r: r[1] - r[0])
+                gaps[innermost[2]] = gaps.get(innermost[2], 0.0) + start - previous_end
+    return gaps
+
+
+def _outside_graphs(call: Callable[[], Any], device: torch.device, backend: str) -> OutsideGraphs:
+    """The share of wall time outside compiled graphs, and the gaps between them, via the
+    profiler.
+
+    Inductor marks each compiled-graph call with a "## Call CompiledFxGraph … ##" event and
+    Dynamo each compiled frame's run with a "Torch-Compiled Region: <compile id>" event; other
+    backends mark no graphs, so the share is None for them. Profiler overhead counts as outside
+    time: read the share as an upper bound.
     """
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import ProfilerActivity, profile, record_function
 
     activities = [ProfilerActivity.CPU]
     with _quiet_stderr_fd(), profile(activities=activities) as prof:
         start = time.perf_counter()
         for _ in range(PROFILED_CALLS):
-            call()
+            with record_function(_CALL_MARK):
+                call()
         _sync(device)
         wall = time.perf_counter() - start
-    graph_us = [e.time_range.end - e.time_range.start for e in prof.events()
-                if e.name.startswith("## Call CompiledFxGraph")]
+    events = list(prof.events())
+    graph_us = [e.time_range.end - e.time_range.start for e in events
+                if e.name.startswith(_GRAPH_MARK)]
     if not graph_us and backend != "inductor":
-        return None, 0.0  # this backend does not mark its graphs; inductor with none: all eager
+        return OutsideGraphs(share=None)  # this backend does not mark its graphs
     inside = sum(graph_us) / 1e6
-    return max(0.0, 1.0 - inside / wall), inside / PROFILED_CALLS
+    return OutsideGraphs(share=max(0.0, 1.0 - inside / wall), inside_s=inside / PROFILED_CALLS,
+                         wall_s=wall / PROFILED_CALLS,
+                         gaps={cid: us / 1e6 / PROFILED_CALLS
+                               for cid, us in _gaps(events).items()})
 
 
 def _first_break(exc: BaseException) -> str:
@@ -171,19 +218,31 @@ def _first_break(exc: BaseException) -> str:
     return f"{parts['gb_type']}: {parts['explanation'].splitlines()[0]}{where}"
 
 
+@dataclass
+class FrameCosts:
+    """What measure found per compiled code object (``(name, file, first line)``): the Python
+    time per call before its graphs ran (a resume function's: the break's gap) and its compile
+    time. ``impact`` turns these into each break's cost."""
+
+    gaps: dict[CodeKey, float] = field(default_factory=dict)
+    compile_s: dict[CodeKey, float] = field(default_factory=dict)
+
+
 def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
             device: torch.device, training: bool = False, backend: str = "inductor",
             mode: str | None = None, threads: int = 1, fullgraph: bool = True,
             max_run_time: float = 2.0, dynamic: bool | None = None,
             on_stage: Callable[[str, TimingReport], None] | None = None,
             compile_only: tuple[Any, str] | None = None,
-            on_progress: OnProgress | None = None) -> TimingReport:
+            on_progress: OnProgress | None = None,
+            frame_costs: FrameCosts | None = None) -> TimingReport:
     """Time eager, compiled and (where it compiles) fullgraph; check compiled == eager.
 
     ``on_stage(name, report_so_far)`` is called as each step starts, so an isolated scan that
     hangs or crashes mid-way still reports the steps that finished; ``on_progress(text)`` hears
     the runs of the step being timed. ``compile_only=(owner, method)`` compiles only that
-    method while ``fn`` runs eagerly.
+    method while ``fn`` runs eagerly. ``frame_costs``, when given, is filled in (see
+    :class:`FrameCosts`).
     """
     def compile_(target: Callable[..., Any], **options: Any) -> Callable[..., Any]:
         if compile_only is not None:
@@ -225,7 +284,8 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
         return target, out, seconds, None
 
     try:
-        with dynamo_session(training=training) as session:
+        with dynamo_session(training=training) as session, \
+                bytecode_hook(session.notes) as code_events:
             stage("timing (eager)")
             torch.manual_seed(0)
             try:
@@ -240,8 +300,28 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
                 report.correctness = compare_outputs(expected, actual)
                 report.compiled = _time(bind(compiled), threads, max_run_time, on_progress)
                 report.speedup = report.eager.median_s / report.compiled.median_s
-                report.outside_share, report.graph_s_per_call = _outside_share(
-                    bind(compiled), device, backend)
+                outside = _outside_graphs(bind(compiled), device, backend)
+                # The profiler slows what it watches: its shares are applied to the timed median,
+                # so inside + outside is the call, and each break's cost is within its outside.
+                median = report.compiled.median_s
+                scale = median / outside.wall_s if outside.wall_s else 0.0
+                report.outside_share = outside.share
+                report.graph_s_per_call = outside.inside_s
+                if outside.share is not None:
+                    report.outside_s_per_call = outside.share * median
+                    report.graph_s_per_call = (1.0 - outside.share) * median
+                if frame_costs is not None:
+                    code_of = {e.compile_id: (e.name, e.file, e.first_line) for e in code_events}
+                    for compile_id, seconds in outside.gaps.items():
+                        key = code_of.get(compile_id)
+                        if key is not None:
+                            frame_costs.gaps[key] = frame_costs.gaps.get(key, 0.0) + \
+                                seconds * scale
+                    for metric in read_metrics(session.notes):
+                        key = code_of.get(metric.compile_id)
+                        if key is not None and metric.compile_s:
+                            frame_costs.compile_s[key] = \
+                                frame_costs.compile_s.get(key, 0.0) + metric.compile_s
             report.notes.extend(session.notes)
 
         if fullgraph:
@@ -257,3 +337,100 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
     if report.compiled and not math.isfinite(report.speedup or math.nan):
         report.speedup = None
     return report
+
+
+AB_MIN_BLOCKS = 10  # block pairs, at least, whatever the time budget
+AB_BLOCK_S = 0.01  # the faster model's block runs at least this long (calls calibrated to it)
+
+
+@dataclass
+class Variant:
+    """One side of a before/after timing: a callable, its inputs and how it is compiled."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    compile_only: tuple[Any, str] | None = None
+    dynamic: bool | None = None
+    config: dict[str, Any] = field(default_factory=dict)  # torch._dynamo.config while compiled
+
+    def compiled(self, training: bool, device: torch.device, **options: Any) -> Callable[[], Any]:
+        """The compiled model bound to its inputs, run under its config and grad mode."""
+        import torch._dynamo.config as dynamo_config
+
+        target = compile_within(self.fn, *self.compile_only, dynamic=self.dynamic, **options) \
+            if self.compile_only else torch.compile(self.fn, dynamic=self.dynamic, **options)
+        grad = contextlib.nullcontext if training else torch.no_grad
+
+        def call() -> Any:
+            with dynamo_config.patch(**self.config), grad():
+                out = target(*self.args, **self.kwargs)
+            _sync(device)
+            return out
+        return call
+
+
+def _block(call: Callable[[], Any], number: int) -> float:
+    start = time.perf_counter()
+    for _ in range(number):
+        call()
+    return (time.perf_counter() - start) / number
+
+
+def time_interleaved(original: Variant, fixed: Variant, *, device: torch.device,
+                     training: bool, backend: str = "inductor", mode: str | None = None,
+                     threads: int = 1, max_run_time: float = 2.0, expected: Any = None,
+                     on_stage: Callable[[str], None] | None = None,
+                     on_progress: OnProgress | None = None
+                     ) -> tuple[ABTiming | None, Correctness | None, str | None]:
+    """Compile both models in this process and time them in alternating blocks.
+
+    Returns (the A/B timing, the fixed model's compiled outputs vs ``expected``, why it could
+    not be timed). Same inputs, same thread count, the order within a pair alternating so a
+    drift of the machine falls on both; at least ``AB_MIN_BLOCKS`` pairs, then until
+    ``2 × max_run_time`` is spent.
+    """
+    stage = on_stage or (lambda name: None)
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)  # before compiling: inductor bakes the count in
+    try:
+        with dynamo_session(training=training):
+            calls = []
+            for label, variant in (("original", original), ("fixed", fixed)):
+                stage(f"compile ({backend}, {label})")
+                call = variant.compiled(training, device, backend=backend, mode=mode)
+                torch.manual_seed(0)
+                try:
+                    out = call()
+                except Exception as exc:
+                    return None, None, f"the {label} model did not compile: {describe(exc)}"
+                calls.append(call)
+            correctness = compare_outputs(expected, out) if expected is not None else None
+            stage("timing (original and fixed, interleaved)")
+            for call in calls:
+                for _ in range(WARMUP_CALLS):
+                    call()
+            # Blocks of the faster model last at least AB_BLOCK_S: short blocks are noisy.
+            fastest = min(_block(call, 1) for call in calls)
+            number = max(1, math.ceil(AB_BLOCK_S / max(fastest, 1e-9)))
+            before: list[float] = []
+            after: list[float] = []
+            budget, start = 2 * max_run_time, time.perf_counter()
+            while len(before) < AB_MIN_BLOCKS or time.perf_counter() - start < budget:
+                if len(before) % 2 == 0:
+                    before.append(_block(calls[0], number))
+                    after.append(_block(calls[1], number))
+                else:
+                    after.append(_block(calls[1], number))
+                    before.append(_block(calls[0], number))
+                if on_progress is not None:
+                    spent = min(time.perf_counter() - start, budget)
+                    on_progress(f"{len(before)} block pairs, {spent:.1f}/{budget:g} s")
+    finally:
+        torch.set_num_threads(previous_threads)
+    speedup = speedup_interval(before, after)
+    return ABTiming(original=median_interval(before), fixed=median_interval(after),
+                    speedup=speedup, verdict=verdict(speedup),
+                    blocks=len(before), calls_per_block=number, threads=threads,
+                    backend=backend,
+                    noisy=spread(before) > NOISE or spread(after) > NOISE), correctness, None

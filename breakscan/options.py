@@ -232,13 +232,14 @@ class GateOptions:
     max_breaks: int | None = None
     max_graphs: int | None = None
     max_recompiles: int | None = None
+    max_graph_calls: int | None = None  # compiled-graph calls per model call, at run time
     fail_on: tuple[str, ...] = ()
     fullgraph: bool = False
     baseline: dict[str, Any] | None = field(default=None, compare=False)  # this target's entry
     baseline_root: str | None = None  # the baseline file's folder: its paths are relative to it
 
     def __post_init__(self) -> None:
-        for name in ("max_breaks", "max_graphs", "max_recompiles"):
+        for name in ("max_breaks", "max_graphs", "max_recompiles", "max_graph_calls"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or value < 0):
@@ -249,6 +250,7 @@ class GateOptions:
     @property
     def active(self) -> bool:
         return any(v is not None for v in (self.max_breaks, self.max_graphs, self.max_recompiles,
+                                           self.max_graph_calls,
                                            self.baseline)) or bool(self.fail_on) or self.fullgraph
 
     @classmethod
@@ -296,7 +298,8 @@ SCAN_KEYS = {"input-shape": "input_shapes", "dtype": "dtype", "device": "device"
              "inputs": "inputs", "init-args": "init_args", "method": "method", "train": "train",
              "vary-batch": "vary_batch", "shapes": "shapes", "dynamic-check": "dynamic_check"}
 GATE_KEYS = {"max-breaks": "max_breaks", "max-graphs": "max_graphs",
-             "max-recompiles": "max_recompiles", "fail-on": "fail_on", "fullgraph": "fullgraph"}
+             "max-recompiles": "max_recompiles", "max-graph-calls": "max_graph_calls",
+             "fail-on": "fail_on", "fullgraph": "fullgraph"}
 LIMIT_KEYS = {"timeout": "timeout", "memory-limit": "memory_limit_mb"}
 OTHER_KEYS = {"baseline", "target"}
 

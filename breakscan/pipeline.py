@@ -16,11 +16,12 @@ from typing import Any, Callable
 import torch
 
 from .analyse import analyse, compare_calls, python_version
-from .capture import run_eager, run_explain
+from .capture import run_counted, run_eager, run_explain
 from .errors import UsageError
+from .impact import apply_costs, apply_runtime, eager_frames
 from .load import (LoadedTarget, describe_inputs, importable_folder, input_sets, load_target,
                    positional_names)
-from .measure import OnProgress, measure
+from .measure import FrameCosts, OnProgress, measure
 from .options import ScanOptions, TimingOptions, parse_input_sets
 from .recompiles import check_recompiles, link_shape_branches
 from .result import ScanResult, StaticFinding, TimingReport
@@ -71,6 +72,10 @@ def scan_loaded(loaded: LoadedTarget, options: ScanOptions = ScanOptions(), *,
         result.static = cross_check(static, result, executed)
         if lint_note:
             result.notes.append(lint_note)
+        progress("run-time counts", result)
+        apply_runtime(result, run_counted(loaded.fn, loaded.args, loaded.kwargs,
+                                          training=loaded.training,
+                                          eager_frames=eager_frames(result), compile_only=only))
         if shape_sets:
             progress("recompiles", result)
             result.recompiles = check_recompiles(
@@ -84,12 +89,15 @@ def scan_loaded(loaded: LoadedTarget, options: ScanOptions = ScanOptions(), *,
                 result.timings = report
                 progress(name, result)
 
+            costs = FrameCosts()
             result.timings = measure(
                 loaded.fn, loaded.args, loaded.kwargs, device=loaded.device,
                 training=loaded.training, backend=timing.backend, mode=timing.mode,
                 threads=timing.threads, max_run_time=timing.max_run_time, on_stage=timing_stage,
                 fullgraph=timing.fullgraph, dynamic=timing.dynamic, compile_only=only,
-                on_progress=on_progress)
+                on_progress=on_progress, frame_costs=costs)
+            if result.timings.outside_s_per_call is not None:
+                apply_costs(result, costs.gaps, costs.compile_s)
             if result.timings.fullgraph and result.summary.graph_break_count:
                 result.timings.notes.append(
                     "fullgraph=True compiled although a plain torch.compile breaks: it also "

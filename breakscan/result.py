@@ -12,7 +12,7 @@ from typing import Any
 
 from .frames import Frame
 
-SCHEMA_VERSION = "1.7"
+SCHEMA_VERSION = "1.8"
 
 
 @dataclass
@@ -111,6 +111,13 @@ class RootBreak:
     # skipped (``frame_skipped``) or the rest of a function run eagerly.
     skip_cause: str | None = None
     skip_kind: str | None = None  # loop | whole_frame | rest_of_frame | metrics
+    # At run time, per model call: how often this break sent the compiled model back to Python
+    # (its resume function ran, or the frame it made Dynamo skip ran eagerly). None: not measured.
+    fires_per_call: float | None = None
+    # With --time: the measured time outside compiled graphs per call spent in this break's
+    # gaps, and the compile time of the extra frames it created (None: not timed).
+    cost_s_per_call: float | None = None
+    compile_cost_s: float | None = None
 
     @property
     def root_category(self) -> str:
@@ -237,7 +244,9 @@ class TimingReport:
     speedup: float | None = None  # eager median / compiled median
     correctness: Correctness | None = None
     outside_share: float | None = None  # share of each compiled call outside compiled graphs
-    graph_s_per_call: float | None = None  # time inside compiled graphs per call
+    graph_s_per_call: float | None = None  # time inside compiled graphs per call (see below)
+    # The profiled share applied to the compiled median: time inside + outside = the median.
+    outside_s_per_call: float | None = None
     load_average: float | None = None  # the machine's 1-minute load average when timing ended
     notes: list[str] = field(default_factory=list)
 
@@ -249,14 +258,42 @@ class TimingReport:
 
 
 @dataclass
+class Interval:
+    """A median (seconds per call) or a ratio, with its 95 % bootstrap confidence interval."""
+
+    value: float
+    low: float
+    high: float
+
+
+@dataclass
+class ABTiming:
+    """The original and the fixed model compiled and timed in one process, interleaved in
+    alternating blocks with the same inputs and thread count (``--fix``, verified fixes)."""
+
+    original: Interval  # seconds per call: median over blocks, 95 % interval
+    fixed: Interval
+    speedup: Interval  # original / fixed (> 1: the fix is faster)
+    verdict: str  # faster | slower | no measurable difference (the interval straddles 1)
+    blocks: int  # block pairs timed
+    calls_per_block: int
+    threads: int
+    backend: str
+    noisy: bool = False  # a variant's block times spread more than 10 % of their median
+
+
+@dataclass
 class FixMetrics:
     """The numbers a fix is judged by, before or after it."""
 
     graph_count: int
     breaks: int  # root-cause breaks
     recompiles: int | None  # over the --vary-batch/--shapes sets (None: not exercised)
-    compiled_s: float | None  # compiled median latency
-    speedup: float | None  # eager median / compiled median
+    compiled_s: float | None  # compiled median latency (a verified fix: from its A/B timing)
+    speedup: float | None  # eager median / compiled median (the scan's own; None after a fix)
+    graph_calls_per_call: float | None = None  # at run time (see Summary)
+    eager_gaps_per_call: float | None = None
+    frames_run_eagerly_per_call: float | None = None
 
 
 @dataclass
@@ -281,15 +318,16 @@ class Fix:
     call: str | None = None  # disable_call: the library function whose call is wrapped
     written: bool = False  # applied to the user's file (--fix --write)
     backup: str | None = None  # where the original was saved when written
+    ab: ABTiming | None = None  # verified fixes: original vs fixed, timed in one process
 
 
 @dataclass
 class Check:
     """One CI gate check: ``actual`` must be <= ``limit``."""
 
-    name: str  # max_breaks, max_graphs, max_recompiles, fail_on:<category>, fullgraph, baseline:*
+    name: str  # max_breaks, max_graphs, max_recompiles, max_graph_calls, fail_on:<category>, fullgraph, baseline:*
     limit: int
-    actual: int
+    actual: int | float  # max_graph_calls: an average over the counted calls
     passed: bool
     detail: str = ""  # the breaks behind a failure
 
@@ -312,6 +350,12 @@ class Summary:
     op_count: int
     frames_skipped: int
     recompile_count: int = 0  # over --vary-batch/--shapes input sets (0 when not exercised)
+    # At run time, per model call (the compiled model called again after warm-up, eager
+    # backend): what the unique counts above hide when a graph or a break repeats in a loop.
+    graph_calls_per_call: float | None = None  # compiled-graph calls
+    eager_gaps_per_call: float | None = None  # returns to Python mid-frame (a break fired)
+    frames_run_eagerly_per_call: float | None = None  # calls of frames Dynamo skipped
+    runtime_calls: int = 0  # the calls these averages are over (0: not measured)
 
 
 @dataclass
@@ -423,9 +467,10 @@ class Comparison:
     weights_shared: bool  # B was given A's weights (same parameter names and shapes)
     outputs: Correctness | None  # B's eager outputs vs A's on the same inputs
     note: str | None = None  # why outputs were not compared
+    ab: ABTiming | None = None  # A (original) vs B (fixed), compiled and timed in one process
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema_version": SCHEMA_VERSION, "a": self.a.to_dict(), "b": self.b.to_dict(),
                 "weights_shared": self.weights_shared,
                 "outputs": dataclasses.asdict(self.outputs) if self.outputs else None,
-                "note": self.note}
+                "note": self.note, "ab": dataclasses.asdict(self.ab) if self.ab else None}

@@ -17,6 +17,10 @@ class PrintInLoop(nn.Module):
         frames_skipped: 1
         break_at: print("layer", i)
         explain_breaks: -1
+        graph_calls_per_call: 0
+        eager_gaps_per_call: 0
+        frames_run_eagerly_per_call: 1
+        fires_per_call: 1
     """
 
     def __init__(self, width: int = 16, depth: int = 3):

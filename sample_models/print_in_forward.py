@@ -13,6 +13,10 @@ class PrintInForward(nn.Module):
         records: 1
         category: print
         break_at: print("hidden norm", h.norm())
+        graph_calls_per_call: 2
+        eager_gaps_per_call: 1
+        frames_run_eagerly_per_call: 0
+        fires_per_call: 1
     """
 
     def __init__(self, width: int = 16):

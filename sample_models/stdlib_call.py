@@ -24,7 +24,7 @@ class RandomJitter(nn.Module):
     def forward(self, x):
         h = self.fc(x)
         jitter = random.random()
-        return h * (1 + 0.01 * jitter)
+        return h * (1 + jitter)
 
 
 class TorchJitter(nn.Module):
@@ -45,4 +45,4 @@ class TorchJitter(nn.Module):
     def forward(self, x):
         h = self.fc(x)
         jitter = torch.rand((), device=x.device)
-        return h * (1 + 0.01 * jitter)
+        return h * (1 + jitter)

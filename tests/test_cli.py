@@ -16,8 +16,9 @@ def test_bare_form_prints_the_report():
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     _, line = locate("self.last_mean = h.mean().item()", SAMPLES / "item_logging.py")
-    assert out.splitlines()[:2] == [
-        ITEM, "graphs 2 · root-cause breaks 1 · break records 1 · ops 4 · frames skipped 0"]
+    assert out.splitlines()[:3] == [
+        ITEM, "graphs 2 · root-cause breaks 1 · break records 1 · ops 4 · frames skipped 0",
+        "per call: graph calls 2 · returns to Python 1"]
     assert f"sample_models/item_logging.py:{line}" in out
     assert "self.last_mean = h.mean().item()" in out
     assert "GB0124" in out and "fix:" in out
@@ -38,10 +39,14 @@ def test_json_to_a_file_follows_the_schema(tmp_path):
     assert doc["inputs"] == [{"name": "x", "shape": [8, 16], "dtype": "float32", "kind": "tensor"}]
     assert doc["summary"] == {"graph_count": 6, "graph_break_count": 1, "break_records": 3,
                               "op_count": 7, "frames_skipped": 0,
-                              "recompile_count": 0}
+                              "recompile_count": 0,
+                              # the nested break resumes 3 frames: 3 returns to Python per call
+                              "graph_calls_per_call": 6, "eager_gaps_per_call": 3,
+                              "frames_run_eagerly_per_call": 0, "runtime_calls": 3}
     assert {k: doc["explain"][k] for k in ("graph_count", "graph_break_count", "op_count")} == {
         "graph_count": 6, "graph_break_count": 5, "op_count": 5}
     (brk,) = doc["breaks"]
+    assert brk["fires_per_call"] == 1  # once per call, though it cuts three frames
     for key in ("owner", "category", "gb_id", "gb_type", "file", "line", "code", "function",
                 "call_chain", "explanation", "hints", "suggestion"):
         assert key in brk
@@ -65,7 +70,8 @@ def test_quiet_prints_only_the_summary():
     proc = run_cli(ITEM, "-s", "8,16", "--quiet")
     assert proc.returncode == 0
     assert proc.stdout.splitlines() == [
-        ITEM, "graphs 2 · root-cause breaks 1 · break records 1 · ops 4 · frames skipped 0"]
+        ITEM, "graphs 2 · root-cause breaks 1 · break records 1 · ops 4 · frames skipped 0",
+        "per call: graph calls 2 · returns to Python 1"]
 
 
 def test_python_dash_m_and_scan_subcommand_and_method_option():

@@ -29,10 +29,10 @@ def _compare_in_process(a: str, b: str, vary_batch: str | None) -> dict:
     """compare's document, made in this process: both scans, then A's weights into B."""
     options = ScanOptions(input_shapes=["8,16"], vary_batch=vary_batch,
                           timing=TimingOptions(backend="eager", max_run_time=0.1))
-    shared, outputs, _ = outputs_of_both({"a": a, "b": b, "options": options.to_dict()},
-                                         lambda *_: None)
+    shared, outputs, _, ab = outputs_of_both({"a": a, "b": b, "options": options.to_dict()},
+                                             lambda *_: None)
     return {"a": {"result": scan(a, options).to_dict()}, "b": {"result": scan(b, options).to_dict()},
-            "weights_shared": shared, "outputs": asdict(outputs)}
+            "weights_shared": shared, "outputs": asdict(outputs), "ab": asdict(ab)}
 
 
 def _assert_the_twin_wins(doc: dict, good) -> None:
@@ -46,6 +46,11 @@ def _assert_the_twin_wins(doc: dict, good) -> None:
     for side in ("a", "b"):
         timings = doc[side]["result"]["timings"]
         assert timings["eager"]["median_s"] > 0 and timings["compiled"]["median_s"] > 0
+    ab = doc["ab"]  # A and B compiled and timed in one process: the only speed comparison
+    for side in ("original", "fixed", "speedup"):
+        assert ab[side]["low"] <= ab[side]["value"] <= ab[side]["high"]
+    assert ab["verdict"] in ("faster", "slower", "no measurable difference")
+    assert ab["blocks"] >= 10
 
 
 @pytest.mark.parametrize("good, bad", PAIRS, ids=[f"{b}-{g.name}" for g, b in PAIRS])
@@ -67,3 +72,4 @@ def test_compare_through_the_cli_writes_json_and_the_table(tmp_path):
     assert lines[:2] == [f"A = {good.file}:{bad}", f"B = {good.target}"]
     assert any(line.startswith("│ graphs ") and "2 │" in line and "1 │" in line for line in lines)
     assert "outputs: B matches A (max abs error 0.00e+00, same weights)" in proc.stdout
+    assert "A → B, compiled, in one process: compiled " in " ".join(proc.stdout.split())

@@ -38,12 +38,42 @@ def test_print_guard_verifies_and_leaves_the_users_file_alone():
     assert fix["verified"] and fix["reason"] is None and fix["outputs_match"]
     assert (fix["before"]["graph_count"], fix["before"]["breaks"]) == (2, 1)
     assert (fix["after"]["graph_count"], fix["after"]["breaks"]) == (1, 0)
-    assert fix["after"]["compiled_s"] > 0 and fix["after"]["speedup"] > 0
+    # both latencies from the same-process A/B, never one from each process
+    ab = fix["ab"]
+    assert fix["before"]["compiled_s"] == ab["original"]["value"]
+    assert fix["after"]["compiled_s"] == ab["fixed"]["value"] and fix["after"]["speedup"] is None
     _, line = locate('print("hidden norm", h.norm())', model)
     assert fix["line"] == line
     assert "+        if not torch.compiler.is_compiling():" in fix["diff"]
     assert fix["written"] is False
     assert _digest(model) == before  # no --write: untouched
+
+
+def test_a_verified_fix_is_timed_against_the_original_in_one_process():
+    """The headline pair: --fix reports same-process medians, intervals, ratio and verdict."""
+    model = f"{SAMPLES}/per_layer_branch.py:PerLayerBranch"
+    proc = run_cli(model, "-s", "8,16", "--fix", *FAST, "-f", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    fix = _by_id(doc["fixes"], "torch_where")
+    assert fix["verified"] and fix["outputs_match"]
+    assert (fix["before"]["graph_count"], fix["after"]["graph_count"]) == (3, 1)
+    assert (fix["before"]["graph_calls_per_call"], fix["after"]["graph_calls_per_call"]) == (48, 1)
+    ab = fix["ab"]
+    for side in ("original", "fixed", "speedup"):
+        assert ab[side]["low"] <= ab[side]["value"] <= ab[side]["high"]
+    assert abs(ab["speedup"]["value"] - ab["original"]["value"] / ab["fixed"]["value"]) < 1e-9
+    assert ab["blocks"] >= 10 and ab["calls_per_block"] >= 1 and ab["threads"] == 1
+    assert ab["backend"] == "eager"  # --backend applies
+    expected = ("faster" if ab["speedup"]["low"] > 1 else "slower" if ab["speedup"]["high"] < 1
+                else "no measurable difference")
+    assert ab["verdict"] == expected  # the verdict follows its own interval
+    proc = run_cli(model, "-s", "8,16", "--fix", *FAST)
+    text = " ".join(proc.stdout.split())
+    assert "graphs 3 → 1 · graph calls per call 48 → 1 · breaks 1 → 0 · outputs match" in text
+    assert "interleaved block pairs of" in text and "same process" in text
+    assert any(v in text for v in ("× faster (95 % CI", "× SLOWER (95 % CI",
+                                   "no measurable difference ("))
 
 
 def test_capture_scalar_outputs_verifies_for_item():
@@ -106,9 +136,15 @@ def test_an_item_only_logged_is_guarded_with_its_print():
     # The guard is the print rule's fix (BS003), here removing an .item() break.
     assert (guard["rule"], guard["category"], guard["verified"]) == ("BS003", "item", True)
     assert (guard["after"]["graph_count"], guard["after"]["breaks"]) == (1, 0)
-    # The setting alone gains nothing here: the print still breaks. Reported, not hidden.
+    assert (guard["before"]["eager_gaps_per_call"], guard["after"]["eager_gaps_per_call"]) == \
+        (2, 0)  # the line returned to Python twice per call: at the .item() and at the print
+    # The setting alone keeps both graphs (the print still breaks) but takes the .item() into
+    # the graph: one return to Python per call instead of two. Reported with its numbers.
     setting = _by_id(fixes, "capture_scalar_outputs")
-    assert not setting["verified"] and setting["reason"].startswith("no gain: graphs 2 -> 2")
+    assert setting["verified"]
+    assert (setting["before"]["graph_count"], setting["after"]["graph_count"]) == (2, 2)
+    assert (setting["before"]["eager_gaps_per_call"],
+            setting["after"]["eager_gaps_per_call"]) == (2, 1)
     # An .item() whose value is kept (not only logged) gets no source rewrite: what is planned
     # (in this process; the verification of that setting is tested above).
     from breakscan import scan
@@ -117,3 +153,23 @@ def test_an_item_only_logged_is_guarded_with_its_print():
     target = f"{SAMPLES}/item_logging.py:LogInsideForward"
     kept = plan_fixes(target, scan(target, input_shapes=["8,16"]))
     assert [p.fix.fix_id for p in kept] == ["capture_scalar_outputs"]
+
+
+def test_fewer_break_sites_alone_is_no_gain():
+    """The OLMoE case: a setting that only moves a break down a line (graphs 11 -> 11, the
+    same returns to Python) is no gain; each measure that drops is one."""
+    import dataclasses
+
+    from breakscan.fixes import gained
+    from breakscan.result import FixMetrics
+
+    before = FixMetrics(graph_count=11, breaks=2, recompiles=None, compiled_s=None, speedup=None,
+                        graph_calls_per_call=11, eager_gaps_per_call=10,
+                        frames_run_eagerly_per_call=1)
+    moved = dataclasses.replace(before, breaks=1)
+    assert not gained(before, moved)
+    for field, value in (("graph_count", 10), ("graph_calls_per_call", 10),
+                         ("eager_gaps_per_call", 9), ("frames_run_eagerly_per_call", 0)):
+        assert gained(before, dataclasses.replace(moved, **{field: value})), field
+    assert gained(dataclasses.replace(before, recompiles=3),
+                  dataclasses.replace(moved, recompiles=1))

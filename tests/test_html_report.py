@@ -229,7 +229,7 @@ def test_fixes_and_timings_render(runs):
     run = runs[1]
     result = dataclasses.replace(run.result)
     brk = result.breaks[0]
-    from breakscan.result import Timing, TimingReport
+    from breakscan.result import ABTiming, Interval, Timing, TimingReport
 
     result.timings = TimingReport(device="cpu", threads=1, backend="inductor", mode=None,
                                   eager=Timing(3e-5, 4e-6, 100, 1),
@@ -239,7 +239,21 @@ def test_fixes_and_timings_render(runs):
                         category=brk.category, file=brk.file, line=brk.line, verified=True,
                         diff="-if h.sum() > 0:\n+h = torch.where(...)\n",
                         before=FixMetrics(2, 1, None, 5e-5, 0.6),
-                        after=FixMetrics(1, 0, None, 2.5e-5, 1.2))]
+                        after=FixMetrics(1, 0, None, 2.5e-5, None),
+                        ab=ABTiming(original=Interval(5e-5, 4.9e-5, 5.1e-5),
+                                    fixed=Interval(2.5e-5, 2.4e-5, 2.6e-5),
+                                    speedup=Interval(2.0, 1.9, 2.1), verdict="faster",
+                                    blocks=20, calls_per_block=400, threads=1,
+                                    backend="inductor")),
+                    Fix(rule="BS003", fix_id="capture_scalar_outputs", kind="setting",
+                        title="set capture_scalar_outputs", category="item", verified=True,
+                        before=FixMetrics(2, 1, None, 5e-5, 0.6),
+                        after=FixMetrics(1, 0, None, 5.1e-5, None),
+                        ab=ABTiming(original=Interval(5e-5, 4.8e-5, 5.2e-5),
+                                    fixed=Interval(5.1e-5, 4.9e-5, 5.3e-5),
+                                    speedup=Interval(0.98, 0.94, 1.03),
+                                    verdict="no measurable difference", blocks=20,
+                                    calls_per_block=400, threads=1, backend="inductor"))]
     result.gate = GateResult(False, [Check("max_breaks", 0, 1, False, "tensor_branch.py:24")])
     doc = parse(to_html([dataclasses.replace(run, result=result)]))
     text = doc.root.text()
@@ -247,10 +261,24 @@ def test_fixes_and_timings_render(runs):
     card = doc.root.find(id="model-1-break-1")[0]
     assert "VERIFIED" in card.text() and "graphs 2 → 1 · breaks 1 → 0" in card.text()
     assert card.find("pre", **{"class": "hl diff"})
-    bars = [t.text() for t in doc.root.find("svg")[0].find("text")]
-    assert {"eager", "torch.compile", "fullgraph=True", "fixed (torch_where)"} <= set(bars)
+    charts = doc.root.find("svg")
+    (timing_chart,) = [c for c in charts if c.attrs["aria-label"] == "median latency per variant"]
+    bars = [t.text() for t in timing_chart.find("text")]
+    assert {"eager", "torch.compile", "fullgraph=True"} <= set(bars)
+    assert not any(b.startswith("fixed") for b in bars)  # another measurement: its own chart
     assert "30.0 µs ± 4.0 µs" in bars and "2.00 ms ± 100.0 µs" in bars
-    assert len(doc.root.find("svg")[0].find("line")) == 9  # 3 whiskers of 3 lines each
+    assert len(timing_chart.find("line")) == 9  # 3 whiskers of 3 lines each
+    # each verified fix: original and fixed from the same process, 95 % intervals
+    (ab_chart,) = card.find("svg")
+    labels = [t.text() for t in ab_chart.find("text")]
+    assert labels == ["original (compiled)", "50.0 µs [49.0 µs–51.0 µs]", "fixed: torch_where",
+                      "25.0 µs [24.0 µs–26.0 µs]"]
+    assert "2.00× faster (95 % CI 1.90–2.10×)" in card.text()
+    assert "no measurable difference (0.98×, 95 % CI 0.94–1.03× includes 1)" in text
+    for chart in charts:  # labels fit: the bars start right of the longest label
+        rect_x = float(chart.find("rect")[0].attrs["x"])
+        longest = max(len(t.text()) for t in chart.find("text")[::2])
+        assert rect_x >= 7 * longest, (rect_x, longest)
     assert "speedup" in text and "0.60x" in text
     # Single run: no overview table.
     assert not doc.root.find("table", id="overview-table")
@@ -343,7 +371,9 @@ def test_every_sample_model_renders_in_chromium_with_the_json_facts(tmp_path):
         sec = section(doc, k)
         for key, value in facts["summary"].items():
             (row,) = sec.find("tr", data_key=key)
-            assert row.find("td")[0].text().strip() == str(value), (run.target, key)
+            shown = str(int(value)) if isinstance(value, float) and value.is_integer() \
+                else str(value)  # a per-call average that is a whole number reads as one
+            assert row.find("td")[0].text().strip() == shown, (run.target, key)
         user_lines = {(b["file"], b["line"]) for b in facts["breaks"] if b["owner"] == "user"}
         marked = [n for n in sec.iter() if n.tag == "tr" and "brk" in n.classes()]
         assert len(marked) == len(user_lines), run.target

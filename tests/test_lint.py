@@ -244,3 +244,36 @@ def test_lint_never_imports_torch():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_modules_held_in_a_modulelist_or_sequential_are_followed(tmp_path):
+    """The layer loop of most real models: ``for layer in self.layers: x = layer(x)``,
+    ``self.layers[i](x)`` and an ``nn.Sequential`` of a class of the same file."""
+    path = tmp_path / "stack.py"
+    path.write_text(
+        "import torch\nfrom torch import nn\n\n\n"
+        "class Layer(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        print('layer')\n"
+        "        return x\n\n\n"
+        "class Loop(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.layers = nn.ModuleList([Layer() for _ in range(3)])\n\n"
+        "    def forward(self, x):\n"
+        "        for layer in self.layers:\n"
+        "            x = layer(x)\n"
+        "        return x\n\n\n"
+        "class Indexed(Loop):\n"
+        "    def forward(self, x):\n"
+        "        return self.layers[0](x)\n\n\n"
+        "class Seq(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.body = nn.Sequential(Layer(), Layer())\n\n"
+        "    def forward(self, x):\n"
+        "        return self.body(x)\n")
+    for entry, in_loop in (("Loop", True), ("Indexed", False), ("Seq", False)):
+        (finding,) = lint_file(path, only=entry)
+        assert (finding.line, finding.category, finding.function) == (7, "print", "Layer.forward")
+        assert ("called from inside a loop/try (line 18)" in finding.message) == in_loop, entry

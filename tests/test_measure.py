@@ -142,7 +142,7 @@ def test_a_spread_that_never_settles_is_marked_noisy():
     calls = itertools.count()
 
     def slowing() -> None:
-        time.sleep(0.001 * (1 + next(calls) / 50))
+        time.sleep(0.001 * 1.02 ** next(calls))  # compounding: the same drift at any call count
 
     timing = _time(slowing, threads=1, max_run_time=0.5)
     assert timing.noisy and timing.iqr_s > 0.1 * timing.median_s, timing

@@ -158,6 +158,11 @@ def test_a_setting_named_by_dynamos_hint_is_tried_and_verified():
     assert fix["verified"] and fix["outputs_match"], fix["reason"]
     assert (fix["before"]["breaks"], fix["after"]["breaks"], fix["after"]["graph_count"]) == \
         (1, 0, 1)
+    # one graph either way: the gain is the return to Python (the rest of forward ran eagerly
+    # after the LSTM break, which has no resume function) that the setting removes
+    assert (fix["before"]["eager_gaps_per_call"], fix["after"]["eager_gaps_per_call"]) == (1, 0)
+    brk = doc["breaks"][0]
+    assert (brk["skip_kind"], brk["fires_per_call"]) == ("rest_of_frame", 1)
 
 
 def test_a_library_break_gets_fixes_at_the_users_call_each_verified():

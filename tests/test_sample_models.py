@@ -39,6 +39,9 @@ def test_scan_matches_docstring(expect):
         assert result.summary.op_count == int(facts["ops"])
     if "explain_breaks" in facts:
         assert result.explain.graph_break_count == int(facts["explain_breaks"])
+    for name in ("graph_calls_per_call", "eager_gaps_per_call", "frames_run_eagerly_per_call"):
+        if name in facts:  # at run time, per model call
+            assert getattr(result.summary, name) == float(facts[name]), name
     # explain's graphs are the graphs breakscan recorded in the same pass
     assert result.explain.graph_count == result.summary.graph_count
     assert result.captured_call == "first call of a freshly built model"
@@ -53,6 +56,8 @@ def test_scan_matches_docstring(expect):
     assert brk.owner == "user"
     assert brk.gb_id and brk.gb_id.startswith("GB")
     assert brk.suggestion and brk.explanation
+    if "fires_per_call" in facts:
+        assert brk.fires_per_call == float(facts["fires_per_call"])
     if "cause" in facts:
         assert brk.cause_category == facts["cause"]
     file, line = locate(facts["break_at"], expect.file)

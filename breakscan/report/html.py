@@ -24,7 +24,8 @@ from ..categories import REGISTRY_URL
 from ..result import Comparison, Fix, ModelRun, ScanResult
 from ..rules import finding_status, rule_for
 from ..frames import display_path, is_user_file
-from .terminal import _ms, _scrubbed, fix_numbers, noise_note, printable
+from .terminal import (_ms, _scrubbed, count, fires_text, fix_numbers, noise_note, printable,
+                       runtime_line, speed_line)
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 GRAPH_COLOURS = 6  # CSS classes g0..g5 cycle over the graphs
@@ -61,6 +62,7 @@ def _environment() -> Environment:
     env.filters["short"] = lambda p: display_path(p) if p else ""
     env.filters["finding_status"] = lambda f: finding_status(f.status, f.category)
     env.filters["noise_note"] = noise_note
+    env.filters["count"] = count
     return env
 
 
@@ -159,42 +161,61 @@ def _source_views(result: ScanResult, section: str) -> tuple[list[SourceView], d
 
 
 def _fix_view(fix: Fix) -> dict[str, Any]:
-    return {"fix": fix, "numbers": fix_numbers(fix),
-            "diff": _highlight_diff(fix.diff) if fix.diff else None}
+    return {"fix": fix, "numbers": fix_numbers(fix), "speed": speed_line(fix),
+            "chart": _ab_chart(fix), "diff": _highlight_diff(fix.diff) if fix.diff else None}
+
+
+# One bar: (label, median seconds, whisker low, whisker high, what it shows, css kind).
+Bar = tuple[str, float, "float | None", "float | None", str, str]
+_CHAR_W = 7.2  # px per character of the 12 px label font, generously: labels must never clip
+
+
+def _bar_chart(bars: list[Bar]) -> dict[str, Any] | None:
+    """An SVG-ready bar chart: the label column is as wide as the longest label."""
+    if not bars:
+        return None
+    label_w = 16 + _CHAR_W * max(len(b[0]) for b in bars)
+    value_w = 16 + _CHAR_W * max(len(b[4]) for b in bars)
+    plot_w, row_h = 380, 30
+    top = max(max(b[1], b[3] or 0.0) for b in bars) or 1.0
+    rows = []
+    for k, (name, median, low, high, value, kind) in enumerate(bars):
+        y = 10 + k * row_h
+        row = {"name": name, "kind": kind, "y": y, "mid": y + 10, "x": round(label_w, 1),
+               "w": round(max(1.0, median / top * plot_w), 1),
+               "text_x": round(label_w + plot_w + 8, 1), "value": value, "whisker": None}
+        if low is not None and high is not None and high > low:
+            row["whisker"] = {"x1": round(low / top * plot_w + label_w, 1),
+                              "x2": round(high / top * plot_w + label_w, 1)}
+        rows.append(row)
+    return {"width": round(label_w + plot_w + value_w + 8), "height": 10 + len(bars) * row_h,
+            "rows": rows}
 
 
 def _timing_chart(result: ScanResult) -> dict[str, Any] | None:
-    """Bars (median) with an IQR whisker for eager, compiled, fullgraph and each verified fix."""
+    """Bars (median) with an IQR whisker for eager, compiled and fullgraph (one measurement)."""
     t = result.timings
     if t is None:
         return None
-    bars: list[tuple[str, float, float | None, str]] = []
+    bars: list[Bar] = []
     for name, timing, kind in (("eager", t.eager, "eager"), ("torch.compile", t.compiled, "compiled"),
                                ("fullgraph=True", t.fullgraph, "fullgraph")):
         if timing is not None:
-            bars.append((name, timing.median_s, timing.iqr_s, kind))
-    for fix in result.fixes:
-        if fix.verified and fix.after is not None and fix.after.compiled_s is not None:
-            bars.append((f"fixed ({fix.fix_id})", fix.after.compiled_s, None, "fixed"))
-    if not bars:
+            m, q = timing.median_s, timing.iqr_s
+            bars.append((name, m, max(0.0, m - q / 2) if q else None, m + q / 2 if q else None,
+                         f"{_ms(m)} ± {_ms(q)}", kind))
+    return _bar_chart(bars)
+
+
+def _ab_chart(fix: Fix) -> dict[str, Any] | None:
+    """A verified fix's same-process timing: original and fixed, 95 % intervals as whiskers."""
+    ab = fix.ab
+    if ab is None:
         return None
-    label_w, plot_w, row_h, value_w = 170, 380, 30, 150
-    top = max(m + (q or 0) / 2 for _, m, q, _ in bars) or 1.0
-    rows = []
-    for k, (name, median, iqr, kind) in enumerate(bars):
-        y = 10 + k * row_h
-        w = max(1.0, median / top * plot_w)
-        row = {"name": name, "kind": kind, "y": y, "mid": y + 10, "x": label_w, "w": round(w, 1),
-               "text_x": label_w + plot_w + 8,
-               "value": _ms(median) + (f" ± {_ms(iqr)}" if iqr is not None else ""),
-               "whisker": None}
-        if iqr:
-            lo = max(0.0, median - iqr / 2) / top * plot_w + label_w
-            hi = (median + iqr / 2) / top * plot_w + label_w
-            row["whisker"] = {"x1": round(lo, 1), "x2": round(hi, 1)}
-        rows.append(row)
-    return {"width": label_w + plot_w + value_w + 8, "height": 10 + len(bars) * row_h,
-            "rows": rows}
+    return _bar_chart([(label, iv.value, iv.low, iv.high,
+                        f"{_ms(iv.value)} [{_ms(iv.low)}–{_ms(iv.high)}]", kind)
+                       for label, iv, kind in (("original (compiled)", ab.original, "compiled"),
+                                               (f"fixed: {fix.fix_id}", ab.fixed, "fixed"))])
 
 
 def _break_views(result: ScanResult, section: str,
@@ -207,6 +228,8 @@ def _break_views(result: ScanResult, section: str,
         views.append({"i": i, "anchor": f"{section}-break-{i}", "brk": brk,
                       "rule": rule_for(brk.category), "url": url,
                       "source_anchor": anchors.get(i),
+                      "fires": fires_text(brk, result) if brk.fires_per_call is not None
+                      else None,
                       "chain": [f"{f.function}() {os.path.basename(f.file)}:{f.line}"
                                 for f in brk.call_chain],
                       "fixes": [_fix_view(f) for f in fixes]})
@@ -229,6 +252,7 @@ def _section(run: ModelRun, k: int) -> dict[str, Any]:
         "other_fixes": [_fix_view(f) for f in other_fixes],
         "static": [f for f in result.static if f.status != "break"],
         "chart": _timing_chart(result),
+        "runtime": runtime_line(result) if result.summary.runtime_calls else None,
         "partial": result.partial or run.partial,
         "stopped_at": result.stopped_at or run.stage,
         "stop_error": result.error or view["error"],

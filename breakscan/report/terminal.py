@@ -34,7 +34,7 @@ CALLS_TEXT = {
 
 
 def summary_line(result: ScanResult) -> Text:
-    """Two lines: the target, then the counts (what --quiet prints and CI logs grep)."""
+    """The target, the counts (what --quiet prints and CI logs grep), then what runs per call."""
     s = result.summary
     text = Text()
     text.append(f"{result.target}\n", style="bold")
@@ -52,7 +52,51 @@ def summary_line(result: ScanResult) -> Text:
         text.append(f" · speedup {t.speedup:.2f}x")
     if t is not None and t.correctness is not None and not t.correctness.match:
         text.append(" · OUTPUTS DIFFER", style="bold red")
+    if s.runtime_calls:
+        text.append(f"\nper call: graph calls {count(s.graph_calls_per_call)} · returns to "
+                    f"Python {count(s.eager_gaps_per_call)}",
+                    style="bold red" if s.eager_gaps_per_call else "")
+        if s.frames_run_eagerly_per_call:
+            text.append(f" · frames run eagerly {count(s.frames_run_eagerly_per_call)}",
+                        style="bold red")
     return text
+
+
+def count(value: float | None) -> str:
+    """A per-call average: whole numbers without a fraction (48, not 48.0)."""
+    if value is None:
+        return "-"
+    return str(int(value)) if value == int(value) else f"{value:g}"
+
+
+def runtime_line(result: ScanResult) -> str:
+    """What ran per model call, and why it differs from the unique counts."""
+    s = result.summary
+    eager = f", {_n(s.frames_run_eagerly_per_call, 'frame')} run eagerly" \
+        if s.frames_run_eagerly_per_call else ""
+    return (f"at run time, per call ({s.runtime_calls} calls after warm-up, eager backend): "
+            f"{_n(s.graph_calls_per_call, 'graph call')}, "
+            f"{_n(s.eager_gaps_per_call, 'return')} to Python at a break{eager}. "
+            "The counts above (and explain's) count each graph and break once; here each "
+            "counts every time it runs.")
+
+
+def _n(value: float | None, noun: str) -> str:
+    return f"{count(value)} {noun}{'' if value == 1 else 's'}"
+
+
+def fires_text(brk: RootBreak, result: ScanResult) -> str:
+    """'fires 24× per call' / 'costs 41.0 µs of 96.0 µs per call, 24×' (with --time)."""
+    fires = f"{count(brk.fires_per_call)}×" if brk.fires_per_call is not None else "?×"
+    t = result.timings
+    if brk.cost_s_per_call is not None and t is not None and t.outside_s_per_call:
+        call = f" of a {_ms(t.compiled.median_s)} call" if t.compiled else ""
+        text = (f"costs {_ms(brk.cost_s_per_call)} of the {_ms(t.outside_s_per_call)} per call "
+                f"spent outside compiled graphs{call}, {fires}")
+        if brk.compile_cost_s:
+            text += f"; its extra frames took {_ms(brk.compile_cost_s)} to compile"
+        return text
+    return f"fires {fires} per call"
 
 
 def calls_line(result: ScanResult) -> str:
@@ -100,7 +144,7 @@ def _excerpt(brk: RootBreak) -> Syntax | Text:
                   highlight_lines={brk.line}, theme="ansi_dark", word_wrap=True)
 
 
-def _break_panel(rank: int, brk: RootBreak) -> Panel:
+def _break_panel(rank: int, brk: RootBreak, result: ScanResult) -> Panel:
     title = Text()
     title.append(f"#{rank} ", style="bold")
     title.append(brk.category, style="bold magenta")
@@ -118,6 +162,8 @@ def _break_panel(rank: int, brk: RootBreak) -> Panel:
         meta.append("\nthe value computed here is tested by the branch(es) at " + ", ".join(
             f"line {f.line}" if f.file == brk.file else f"{display_path(f.file)}:{f.line}"
             for f in brk.sites), style="bold")
+    if brk.fires_per_call is not None:
+        meta.append(f"\n{fires_text(brk, result)}", style="bold")
     meta.append(f"\nsplits {brk.graph_splits} frame(s); {brk.records} log record(s), "
                 f"{brk.explain_reasons} explain reason(s)", style="dim")
     body.append(meta)
@@ -172,13 +218,22 @@ def _action_table(result: ScanResult) -> Table:
     table.add_column("#", justify="right", no_wrap=True, min_width=2)
     table.add_column("category", no_wrap=True)
     table.add_column("where", overflow="fold", min_width=12)
-    table.add_column("splits", justify="right", no_wrap=True)
-    table.add_column("owner", no_wrap=True)
+    table.add_column("fires", justify="right", no_wrap=True)  # per model call, at run time
+    timed = any(b.cost_s_per_call is not None for b in result.breaks)
+    if timed:  # what ranks them now; the splits stay in each break's panel
+        table.add_column("cost", justify="right", no_wrap=True)
+    else:
+        table.add_column("splits", justify="right", no_wrap=True)
     table.add_column("source", overflow="ellipsis", no_wrap=True, ratio=1, min_width=12)
     for rank, brk in enumerate(result.breaks, 1):
         mark = {"first_only": " (1st call)", "later_only": " (later)"}.get(brk.calls, "")
+        if brk.owner != "user":  # where to act is in its panel ("your line")
+            mark += f" ({brk.owner.replace('_', '-')})"
+        fires = f"{count(brk.fires_per_call)}×" if brk.fires_per_call is not None else "-"
+        last = (_ms(brk.cost_s_per_call) if brk.cost_s_per_call is not None else "-") \
+            if timed else str(brk.graph_splits)
         table.add_row(str(rank), brk.category + mark, f"{display_path(brk.file)}:{brk.line}",
-                      str(brk.graph_splits), brk.owner, brk.code)
+                      fires, last, brk.code)
     return table
 
 
@@ -208,7 +263,7 @@ def _render_recompiles(result: ScanResult, console: Console) -> None:
         console.print(Text("  fix: ", style="bold green") + Text(report.suggestion))
 
 
-def _ms(seconds: float) -> str:
+def _ms(seconds: float | None) -> str:
     """A duration in the unit that reads best: µs, ms or s."""
     if seconds < 1e-3:
         return f"{seconds * 1e6:.1f} µs"
@@ -252,8 +307,10 @@ def _render_timings(result: ScanResult, console: Console) -> None:
                            style="yellow"))
     if t.outside_share is not None:
         console.print(Text(f"  {t.outside_share:.0%} of each compiled call is spent outside "
-                           f"compiled graphs ({_ms(t.graph_s_per_call)} inside; profiler upper "
-                           "bound)"))
+                           f"compiled graphs: {_ms(t.outside_s_per_call)} of "
+                           f"{_ms(t.compiled.median_s)}, {_ms(t.graph_s_per_call)} inside "
+                           "(profiled share; the profiler's overhead counts as outside, so read it "
+                           "as an upper bound)"))
     c = t.correctness
     if c is not None:
         if c.match:
@@ -272,22 +329,58 @@ def _arrow(before: Any, after: Any, fmt: Callable[[Any], str] = str) -> str:
 
 
 def fix_numbers(fix: Fix) -> str:
-    """'graphs 2 → 1 · breaks 1 → 0 · recompiles … · compiled … · speedup …'."""
+    """'graphs 2 → 1 · graph calls per call 48 → 1 · breaks 1 → 0 · recompiles …'."""
     b, a = fix.before, fix.after
     if b is None or a is None:
         return ""
-    parts = [f"graphs {_arrow(b.graph_count, a.graph_count)}",
-             f"breaks {_arrow(b.breaks, a.breaks)}"]
+    parts = [f"graphs {_arrow(b.graph_count, a.graph_count)}"]
+    if b.graph_calls_per_call is not None or a.graph_calls_per_call is not None:
+        parts.append(f"graph calls per call "
+                     f"{_arrow(b.graph_calls_per_call, a.graph_calls_per_call, count)}")
+    parts.append(f"breaks {_arrow(b.breaks, a.breaks)}")
     if b.recompiles is not None or a.recompiles is not None:
         parts.append(f"recompiles {_arrow(b.recompiles, a.recompiles)}")
-    parts.append(f"compiled {_arrow(b.compiled_s, a.compiled_s, _ms)}")
-    parts.append(f"speedup {_arrow(b.speedup, a.speedup, lambda v: f'{v:.2f}x')}")
     return " · ".join(parts)
+
+
+def _ratio(value: float) -> str:
+    return f"{value:.2f}×"
+
+
+def speed_line(fix: Fix) -> str:
+    """A verified fix's same-process timing (see :func:`ab_line`)."""
+    return ab_line(fix.ab) if fix.ab is not None else ""
+
+
+def ab_line(ab: Any) -> str:
+    """A same-process A/B as one line whose verdict matches its numbers.
+
+    'compiled 812.3 µs [801.0–820.1] → 120.4 µs [118.9–121.7] · 6.75× faster (95 % CI
+    6.60–6.90×) · 20 interleaved block pairs, 1 thread'.
+    """
+
+    def latency(iv: Any) -> str:
+        return f"{_ms(iv.value)} [{_ms(iv.low)}–{_ms(iv.high)}]"
+
+    s = ab.speedup
+    if ab.verdict == "faster":
+        verdict = f"{_ratio(s.value)} faster (95 % CI {s.low:.2f}–{s.high:.2f}×)"
+    elif ab.verdict == "slower":  # the same interval, read as a slowdown
+        verdict = (f"{_ratio(1 / s.value)} SLOWER (95 % CI {1 / s.high:.2f}–"
+                   f"{1 / s.low:.2f}×)")
+    else:
+        verdict = (f"no measurable difference ({_ratio(s.value)}, 95 % CI "
+                   f"{s.low:.2f}–{s.high:.2f}× includes 1)")
+    noisy = " · noisy: the block times spread over 10 % of their median" if ab.noisy else ""
+    return (f"compiled {latency(ab.original)} → {latency(ab.fixed)} · {verdict} · "
+            f"{ab.blocks} interleaved block pairs of {ab.calls_per_block} call(s), "
+            f"{ab.threads} thread(s), same process{noisy}")
 
 
 def _render_fixes(result: ScanResult, console: Console) -> None:
     console.print(Text("Fixes (each verified in a fresh process: same weights and inputs, "
-                       "rescanned, run eager and compiled)", style="bold"))
+                       "rescanned, run eager and compiled; a verified fix is timed against the "
+                       "original in that process, interleaved)", style="bold"))
     for fix in result.fixes:
         where = f"  {display_path(fix.file)}:{fix.line}" if fix.file else ""
         head = Text(f"  {'VERIFIED' if fix.verified else 'NOT VERIFIED'}",
@@ -300,6 +393,10 @@ def _render_fixes(result: ScanResult, console: Console) -> None:
             match = "" if fix.outputs_match is None else (
                 " · outputs match" if fix.outputs_match else " · OUTPUTS DIFFER")
             console.print(Text(f"    {numbers}{match}", style="green" if fix.verified else ""))
+        speed = speed_line(fix)
+        if speed:
+            style = {"faster": "green", "slower": "bold yellow"}.get(fix.ab.verdict, "")
+            console.print(Text(f"    {speed}", style=style))
         if fix.reason:
             console.print(Text(f"    {fix.reason}", style="yellow"))
         if fix.setting and fix.kind in ("setting", "switch"):
@@ -354,13 +451,15 @@ def render(result: ScanResult, console: Console, *, quiet: bool = False,
                            f"{e.graph_break_count}, op_count {e.op_count}", style="dim"))
     if result.later_call is not None:
         console.print(Text(calls_line(result), style="dim"))
+    if result.summary.runtime_calls:
+        console.print(Text(runtime_line(result), style="dim"))
     if not result.breaks:
         console.print(Text("No graph breaks: Dynamo captured every frame it saw.",
                            style="bold green"))
     else:
         console.print(_action_table(result))
         for rank, brk in enumerate(result.breaks, 1):
-            console.print(_break_panel(rank, brk))
+            console.print(_break_panel(rank, brk, result))
     others = [f for f in result.static if f.status != "break"]
     if others:
         console.print(Text("Also in the source (static lint of the scanned class)", style="bold"))
@@ -457,26 +556,35 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
         value = getattr(t, name, None) if t else None
         return f"{_ms(value.median_s)} ± {_ms(value.iqr_s)}" if value else "-"
 
-    def count(result: ScanResult | None, name: str) -> str:
+    def total(result: ScanResult | None, name: str) -> str:
         return str(getattr(result.summary, name)) if result else "error"
 
-    table.add_row("graphs", count(a, "graph_count"), count(b, "graph_count"))
-    table.add_row("root-cause breaks", count(a, "graph_break_count"),
-                  count(b, "graph_break_count"))
-    table.add_row("break records", count(a, "break_records"), count(b, "break_records"))
-    table.add_row("frames skipped", count(a, "frames_skipped"), count(b, "frames_skipped"))
+    table.add_row("graphs", total(a, "graph_count"), total(b, "graph_count"))
+    table.add_row("root-cause breaks", total(a, "graph_break_count"),
+                  total(b, "graph_break_count"))
+    table.add_row("break records", total(a, "break_records"), total(b, "break_records"))
+    table.add_row("frames skipped", total(a, "frames_skipped"), total(b, "frames_skipped"))
     if (a and a.recompiles) or (b and b.recompiles):
-        table.add_row("recompiles", count(a, "recompile_count"), count(b, "recompile_count"))
+        table.add_row("recompiles", total(a, "recompile_count"), total(b, "recompile_count"))
+    if a and b and a.summary.runtime_calls and b.summary.runtime_calls:
+        table.add_row("graph calls per call", count(a.summary.graph_calls_per_call),
+                      count(b.summary.graph_calls_per_call))
+        table.add_row("returns to Python per call", count(a.summary.eager_gaps_per_call),
+                      count(b.summary.eager_gaps_per_call))
     table.add_row("eager", timing(a, "eager"), timing(b, "eager"))
     table.add_row("compiled", timing(a, "compiled"), timing(b, "compiled"))
     speed = [f"{r.timings.speedup:.2f}x" if r and r.timings and r.timings.speedup else "-"
              for r in (a, b)]
-    table.add_row("speedup", *speed)
+    table.add_row("speedup vs its eager", *speed)
     console.print(table)
     t = a.timings if a else None
     if t:
         console.print(Text(f"timings: {t.device}, {t.threads} thread(s), backend={t.backend}; "
-                           "median ± IQR per call", style="dim"))
+                           "median ± IQR per call, each column in its own process", style="dim"))
+    if comparison.ab is not None:
+        style = {"faster": "green", "slower": "bold yellow"}.get(comparison.ab.verdict, "")
+        console.print(Text(f"A → B, compiled, in one process: {ab_line(comparison.ab)}",
+                           style=style))
     out = comparison.outputs
     if out is None:
         console.print(Text(printable(comparison.note or "outputs not compared"), style="yellow"))

@@ -1,0 +1,135 @@
+"""Impact: how often each break fires at run time, what it costs, and which to fix first.
+
+Unique counts (graphs, break sites) hide repetition: a break in a block that runs 24 times per
+call counts once. This stage joins what ran (``capture.run_counted``: graph calls, resume
+functions, skipped frames) and, with ``--time``, the measured gaps between compiled graphs
+(``measure``) with the analysed breaks, then ranks the breaks by what they cost: measured time
+when timed, fires per call × graph splits when not.
+"""
+
+from __future__ import annotations
+
+from .analyse import break_resumed_at, resume_line
+from .capture import RawRuntime
+from .dynamo import CodeKey
+from .result import RootBreak, ScanResult
+
+_OWNER_RANK = {"user": 0, "third_party": 1, "torch": 2}
+
+
+def _per_call(count: float, calls: int) -> float:
+    return round(count / calls, 2)
+
+
+def _break_at(breaks: list[RootBreak], file: str | None, line: int | None) -> int | None:
+    """The break a skipped frame's failure points at (its line, a site or a call on its chain)."""
+    if not file or not line:
+        return None
+    for idx, brk in enumerate(breaks):
+        if (brk.file, brk.line) == (file, line) or any(
+                (f.file, f.line) == (file, line) for f in brk.sites + brk.call_chain):
+            return idx
+    return None
+
+
+def _rest_of_frame(result: ScanResult) -> dict[CodeKey, int]:
+    """The compiled frames that run their rest eagerly after a break (no resume function):
+    each call of one is a return to Python at that break. Frame code -> break index."""
+    found: dict[CodeKey, int] = {}
+    for idx, brk in enumerate(result.breaks):
+        if brk.skip_kind != "rest_of_frame":
+            continue
+        holders = [f for f in result.frames if not f.skipped and not f.is_resume
+                   and f.file == brk.file and f.name == brk.function
+                   and f.first_line <= brk.line]
+        if holders:
+            frame = max(holders, key=lambda f: f.first_line)
+            found[(frame.name, frame.file, frame.first_line)] = idx
+    return found
+
+
+def break_of_code(result: ScanResult, key: CodeKey) -> int | None:
+    """Which break a code object's calls count for: a resume function resumes after one, a
+    skipped frame was skipped because of one, a frame runs its rest eagerly after one."""
+    name, file, _ = key
+    line = resume_line(name)
+    if line is not None:
+        return break_resumed_at(result.breaks, file, line)
+    for frame in result.frames:
+        if frame.skipped and (frame.name, frame.file, frame.first_line) == key:
+            return _break_at(result.breaks, frame.fail_file, frame.fail_line)
+    return _rest_of_frame(result).get(key)
+
+
+def eager_frames(result: ScanResult) -> set[CodeKey]:
+    """The frames whose calls are counted besides resume functions: the frames Dynamo skipped
+    (each call runs eagerly) and those that run their rest eagerly after a break."""
+    return {(f.name, f.file, f.first_line) for f in result.frames if f.skipped} | \
+        set(_rest_of_frame(result))
+
+
+def apply_runtime(result: ScanResult, raw: RawRuntime) -> None:
+    """Per model call: graph calls, returns to Python, frames run eagerly, each break's fires."""
+    if raw.error is not None or not raw.calls:
+        result.notes.append(f"run-time counts not measured: the compiled model failed when "
+                            f"called again ({raw.error})")
+        return
+    s, calls = result.summary, raw.calls
+    skipped = {(f.name, f.file, f.first_line) for f in result.frames if f.skipped}
+    s.runtime_calls = calls
+    s.graph_calls_per_call = _per_call(raw.graph_calls, calls)
+    rest = _rest_of_frame(result)
+    s.eager_gaps_per_call = _per_call(sum(n for key, n in raw.python_calls.items()
+                                          if resume_line(key[0]) is not None or key in rest),
+                                      calls)
+    s.frames_run_eagerly_per_call = _per_call(sum(n for key, n in raw.python_calls.items()
+                                                  if key in skipped), calls)
+    fires: dict[int, int] = {}
+    for key, count in raw.python_calls.items():
+        idx = break_of_code(result, key)
+        if idx is not None:  # a nested break resumes every enclosing frame: count it once
+            fires[idx] = max(fires.get(idx, 0), count)
+    for idx, brk in enumerate(result.breaks):
+        if idx in fires:
+            brk.fires_per_call = _per_call(fires[idx], calls)
+        elif brk.resume_functions or brk.frame_skipped or brk.skip_kind == "rest_of_frame":
+            brk.fires_per_call = 0.0  # it broke on the captured call, not in the steady state
+    rank(result)
+
+
+def apply_costs(result: ScanResult, gaps: dict[CodeKey, float],
+                compile_s: dict[CodeKey, float]) -> None:
+    """Attribute measured time outside graphs (per call) and compile time to the breaks."""
+    cost: dict[int, float] = {}
+    compiling: dict[int, float] = {}
+    for key, seconds in gaps.items():
+        idx = break_of_code(result, key)
+        if idx is not None:
+            cost[idx] = cost.get(idx, 0.0) + seconds
+    for key, seconds in compile_s.items():
+        idx = break_of_code(result, key) if resume_line(key[0]) is not None else None
+        if idx is not None:
+            compiling[idx] = compiling.get(idx, 0.0) + seconds
+    for idx, brk in enumerate(result.breaks):
+        brk.cost_s_per_call = cost.get(idx, 0.0)
+        brk.compile_cost_s = compiling.get(idx)
+    rank(result)
+
+
+def impact(brk: RootBreak) -> float:
+    """What ranks a break: its measured cost when timed, else fires per call × graph splits."""
+    if brk.cost_s_per_call is not None:
+        return brk.cost_s_per_call
+    fires = 1.0 if brk.fires_per_call is None else brk.fires_per_call
+    return fires * brk.graph_splits
+
+
+def rank(result: ScanResult) -> None:
+    """Order the breaks by impact within each owner (the user's own first); a tie keeps the
+    analysis order. Frames keep pointing at the same breaks."""
+    before = list(result.breaks)
+    result.breaks.sort(key=lambda b: (_OWNER_RANK.get(b.owner, 3), -impact(b)))
+    for frame in result.frames:
+        if frame.break_index is not None:
+            moved = before[frame.break_index]
+            frame.break_index = next(i for i, b in enumerate(result.breaks) if b is moved)

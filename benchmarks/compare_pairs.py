@@ -24,6 +24,7 @@ from conftest import sample_expectations  # noqa: E402
 
 from breakscan.compare import compare_targets  # noqa: E402
 from breakscan.options import Limits, ScanOptions, TimingOptions  # noqa: E402
+from breakscan.report.terminal import bound  # noqa: E402
 
 VARY = {"ShapeBranch": "2,4,16", "NoShapeBranch": "2,4,16"}
 
@@ -60,7 +61,7 @@ def main() -> None:
             ab = c.ab
             latency = f"{us(ab.original.value)} → {us(ab.fixed.value)}" if ab else "-"
             s = ab.speedup if ab else None
-            verdict = (f"{s.value:.2f}× ({s.low:.2f}–{s.high:.2f}) {ab.verdict}" if ab
+            verdict = (f"{s.value:.2f}× ({bound(s.low)}–{bound(s.high)}) {ab.verdict}" if ab
                        else "-")
             print(f"| `{good.file.name}` {bad} → {good.name} "
                   f"| {pair(lambda r: r.summary.graph_count)} "

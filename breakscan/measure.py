@@ -354,27 +354,33 @@ class Variant:
     dynamic: bool | None = None
     config: dict[str, Any] = field(default_factory=dict)  # torch._dynamo.config while compiled
 
-    def compiled(self, training: bool, device: torch.device, **options: Any) -> Callable[[], Any]:
-        """The compiled model bound to its inputs, run under its config and grad mode."""
-        import torch._dynamo.config as dynamo_config
-
+    def compiled(self, device: torch.device, **options: Any) -> Callable[[], Any]:
+        """The compiled model bound to its inputs (call it within :meth:`context`)."""
         target = compile_within(self.fn, *self.compile_only, dynamic=self.dynamic, **options) \
             if self.compile_only else torch.compile(self.fn, dynamic=self.dynamic, **options)
-        grad = contextlib.nullcontext if training else torch.no_grad
 
         def call() -> Any:
-            with dynamo_config.patch(**self.config), grad():
-                out = target(*self.args, **self.kwargs)
+            out = target(*self.args, **self.kwargs)
             _sync(device)
             return out
         return call
 
+    def context(self, training: bool) -> contextlib.ExitStack:
+        """Its Dynamo config and grad mode, entered once per timed block, not per call."""
+        import torch._dynamo.config as dynamo_config
 
-def _block(call: Callable[[], Any], number: int) -> float:
-    start = time.perf_counter()
-    for _ in range(number):
-        call()
-    return (time.perf_counter() - start) / number
+        stack = contextlib.ExitStack()
+        stack.enter_context(dynamo_config.patch(**self.config))
+        stack.enter_context(contextlib.nullcontext() if training else torch.no_grad())
+        return stack
+
+
+def _block(call: Callable[[], Any], number: int, context: contextlib.ExitStack) -> float:
+    with context:
+        start = time.perf_counter()
+        for _ in range(number):
+            call()
+        return (time.perf_counter() - start) / number
 
 
 def time_interleaved(original: Variant, fixed: Variant, *, device: torch.device,
@@ -396,33 +402,38 @@ def time_interleaved(original: Variant, fixed: Variant, *, device: torch.device,
     try:
         with dynamo_session(training=training):
             calls = []
-            for label, variant in (("original", original), ("fixed", fixed)):
+            variants = (original, fixed)
+            for label, variant in zip(("original", "fixed"), variants):
                 stage(f"compile ({backend}, {label})")
-                call = variant.compiled(training, device, backend=backend, mode=mode)
+                call = variant.compiled(device, backend=backend, mode=mode)
                 torch.manual_seed(0)
                 try:
-                    out = call()
+                    with variant.context(training):
+                        out = call()
                 except Exception as exc:
                     return None, None, f"the {label} model did not compile: {describe(exc)}"
                 calls.append(call)
             correctness = compare_outputs(expected, out) if expected is not None else None
             stage("timing (original and fixed, interleaved)")
-            for call in calls:
-                for _ in range(WARMUP_CALLS):
-                    call()
+
+            def block(k: int, number: int) -> float:
+                return _block(calls[k], number, variants[k].context(training))
+
+            for k in (0, 1):
+                block(k, WARMUP_CALLS)
             # Blocks of the faster model last at least AB_BLOCK_S: short blocks are noisy.
-            fastest = min(_block(call, 1) for call in calls)
+            fastest = min(block(k, 1) for k in (0, 1))
             number = max(1, math.ceil(AB_BLOCK_S / max(fastest, 1e-9)))
             before: list[float] = []
             after: list[float] = []
             budget, start = 2 * max_run_time, time.perf_counter()
             while len(before) < AB_MIN_BLOCKS or time.perf_counter() - start < budget:
                 if len(before) % 2 == 0:
-                    before.append(_block(calls[0], number))
-                    after.append(_block(calls[1], number))
+                    before.append(block(0, number))
+                    after.append(block(1, number))
                 else:
-                    after.append(_block(calls[1], number))
-                    before.append(_block(calls[0], number))
+                    after.append(block(1, number))
+                    before.append(block(0, number))
                 if on_progress is not None:
                     spent = min(time.perf_counter() - start, budget)
                     on_progress(f"{len(before)} block pairs, {spent:.1f}/{budget:g} s")

@@ -91,3 +91,15 @@ def test_the_test_suite_helpers_gate_graph_calls_per_call():
     assert result.summary.graph_calls_per_call == 1
     with pytest.raises(GraphBreakError, match="max_graph_calls 48 > limit 1"):
         assert_max_graph_breaks(PerLayerBranch(), x, max_graph_calls=1)
+
+
+def test_max_graph_calls_is_a_config_key_with_the_flags_checks():
+    import pytest
+
+    from breakscan.errors import UsageError
+    from breakscan.options import from_config
+
+    _, gate, _ = from_config({"max-graph-calls": 1}, target="m.py:Net", where="pyproject.toml")
+    assert gate.max_graph_calls == 1 and gate.active
+    with pytest.raises(UsageError, match="max-graph-calls must be a non-negative integer"):
+        from_config({"max-graph-calls": -1}, target="m.py:Net", where="pyproject.toml")

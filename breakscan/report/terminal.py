@@ -227,8 +227,6 @@ def _action_table(result: ScanResult) -> Table:
     table.add_column("source", overflow="ellipsis", no_wrap=True, ratio=1, min_width=12)
     for rank, brk in enumerate(result.breaks, 1):
         mark = {"first_only": " (1st call)", "later_only": " (later)"}.get(brk.calls, "")
-        if brk.owner != "user":  # where to act is in its panel ("your line")
-            mark += f" ({brk.owner.replace('_', '-')})"
         fires = f"{count(brk.fires_per_call)}×" if brk.fires_per_call is not None else "-"
         last = (_ms(brk.cost_s_per_call) if brk.cost_s_per_call is not None else "-") \
             if timed else str(brk.graph_splits)
@@ -347,6 +345,16 @@ def _ratio(value: float) -> str:
     return f"{value:.2f}×"
 
 
+def bound(value: float) -> str:
+    """An interval bound with the digits it needs to show which side of 1 it is on: 1.003, not
+    1.00 (which would read as an interval that includes 1 under a 'faster' verdict)."""
+    for digits in (2, 3, 4):
+        text = f"{value:.{digits}f}"
+        if float(text) != 1.0 or value == 1.0:
+            return text
+    return f"{value:.5f}"
+
+
 def speed_line(fix: Fix) -> str:
     """A verified fix's same-process timing (see :func:`ab_line`)."""
     return ab_line(fix.ab) if fix.ab is not None else ""
@@ -364,13 +372,13 @@ def ab_line(ab: Any) -> str:
 
     s = ab.speedup
     if ab.verdict == "faster":
-        verdict = f"{_ratio(s.value)} faster (95 % CI {s.low:.2f}–{s.high:.2f}×)"
+        verdict = f"{_ratio(s.value)} faster (95 % CI {bound(s.low)}–{bound(s.high)}×)"
     elif ab.verdict == "slower":  # the same interval, read as a slowdown
-        verdict = (f"{_ratio(1 / s.value)} SLOWER (95 % CI {1 / s.high:.2f}–"
-                   f"{1 / s.low:.2f}×)")
+        verdict = (f"{_ratio(1 / s.value)} SLOWER (95 % CI {bound(1 / s.high)}–"
+                   f"{bound(1 / s.low)}×)")
     else:
         verdict = (f"no measurable difference ({_ratio(s.value)}, 95 % CI "
-                   f"{s.low:.2f}–{s.high:.2f}× includes 1)")
+                   f"{bound(s.low)}–{bound(s.high)}× includes 1)")
     noisy = " · noisy: the block times spread over 10 % of their median" if ab.noisy else ""
     return (f"compiled {latency(ab.original)} → {latency(ab.fixed)} · {verdict} · "
             f"{ab.blocks} interleaved block pairs of {ab.calls_per_block} call(s), "

@@ -2,7 +2,7 @@
 
 A fix is only called verified when a fresh child process (``isolate.run_isolated`` with a fix)
 has applied it — a Dynamo config value, ``dynamic=True``, or the rewritten module loaded from a
-temporary copy of the target's folder — rescanned, run eager and compiled, matched the original
+temporary copy of the target's folder or package — rescanned, run eager and compiled, matched the original
 model's outputs (same weights, same inputs), and shown fewer graphs, breaks or recompiles. The
 user's files are only touched by :func:`write_fixes` (``--fix --write``), which keeps a backup.
 
@@ -24,6 +24,7 @@ from typing import Any, Callable
 from .files import write_atomic
 from .options import Limits, ScanOptions, TimingOptions
 from .frames import display_path
+from .sources import module_file, source_tree
 from .result import ABTiming, Correctness, Fix, FixMetrics, ScanResult
 from .rules import FIXES, fixes_for, rule_for_fix, rule_id
 
@@ -105,8 +106,9 @@ def gained(before: FixMetrics, after: FixMetrics) -> bool:
 
 
 def _target_file(target: str) -> Path | None:
+    """The target's file: given (``FILE.py:NAME``) or found for its module (``pkg.mod:NAME``)."""
     source = target.rpartition(":")[0]
-    return Path(source).resolve() if source.endswith(".py") else None
+    return Path(source).resolve() if source.endswith(".py") else module_file(source)
 
 
 def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
@@ -252,10 +254,12 @@ def _plan_source(plans: list[FixPlan], seen: set, fix_id: str, category: str, fi
     fix = Fix(rule=rule, fix_id=fix_id, kind="source", title=fix_id, category=category,
               file=file, line=line, before=before, call=call)
     drop = quiet or category in _REWRITE_AS
-    if target_file is None or Path(file).resolve().parent != target_file.parent:
+    tree = source_tree(target_file).tree if target_file is not None else None
+    if tree is None or not Path(file).resolve().is_relative_to(tree):
         if not drop:
-            fix.reason = ("refused: source fixes rewrite only files in the target's own folder "
-                          "(give the target as FILE.py:NAME)")
+            where = f" ({display_path(str(tree))})" if tree else ""
+            fix.reason = ("refused: source fixes rewrite only files of the target's own folder "
+                          f"or package{where}; this break is in another file")
             plans.append(FixPlan(fix, {}))
         return
     try:
@@ -437,25 +441,45 @@ def _free_name(path: Path) -> Path:
 
 
 def _forget_modules_in(folder: Path) -> None:
-    """Drop modules imported from ``folder`` so the rewritten copies are imported instead."""
+    """Drop modules imported from ``folder`` (and below) so the rewritten copies are imported."""
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
-        if file and Path(file).resolve().parent == folder:
+        if file and Path(file).resolve().is_relative_to(folder):
             del sys.modules[name]
+
+
+def _copy_tree(target_file: Path, tmp: Path) -> tuple[Path, Path]:
+    """Copy the target's Python sources into ``tmp``: its whole top package (keeping the
+    package's name, so its dotted imports resolve to the copy), or a lone file's siblings.
+    Returns (the original tree, where it now lives)."""
+    tree = source_tree(target_file)
+    if tree.package_dir is None:
+        for sibling in tree.tree.glob("*.py"):  # the copy imports its siblings, not originals
+            shutil.copy2(sibling, tmp / sibling.name)
+        return tree.tree, tmp
+    dest = tmp / tree.package_dir.name
+    for source in tree.package_dir.rglob("*.py"):
+        if "__pycache__" in source.parts:
+            continue
+        copy = dest / source.relative_to(tree.package_dir)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, copy)
+    return tree.package_dir, dest
 
 
 def _load_rewritten(target: str, load_kwargs: dict[str, Any], file: str, new_source: str,
                     original: Any, tmp: Path) -> Any:
-    from .errors import ModelError
+    from .errors import ModelError, UsageError
     from .load import load_target
 
-    folder = Path(original.spec.source).resolve().parent
-    for sibling in folder.glob("*.py"):  # siblings too: the copy imports them, not originals
-        shutil.copy2(sibling, tmp / sibling.name)
-    (tmp / Path(file).name).write_text(new_source, encoding="utf-8")
-    _forget_modules_in(folder)
+    target_file = _target_file(target)
+    if target_file is None:
+        raise UsageError(f"not applicable: the file of {target} was not found")
+    tree, copy = _copy_tree(target_file, tmp)
+    (copy / Path(file).resolve().relative_to(tree)).write_text(new_source, encoding="utf-8")
+    _forget_modules_in(tree)
     name = target.rpartition(":")[2]
-    fixed = load_target(f"{tmp / Path(original.spec.source).name}:{name}", **load_kwargs)
+    fixed = load_target(f"{copy / target_file.relative_to(tree)}:{name}", **load_kwargs)
     try:
         fixed.model.load_state_dict(original.model.state_dict())
     except (RuntimeError, KeyError) as exc:

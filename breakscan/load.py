@@ -12,6 +12,7 @@ import difflib
 import importlib
 import importlib.util
 import inspect
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from torch import nn
 from .errors import (ModelError, UsageError, as_model_error, describe, memory_limit_note,
                      out_of_memory, user_frame_hint)
 from .options import TargetSpec, check_source_file, parse_init_args, parse_inputs, parse_target
+from .sources import SourceTree, source_tree
 
 DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32, "float": torch.float32, "float64": torch.float64,
@@ -89,15 +91,37 @@ def importable_folder(folder: str | None) -> Iterator[None]:
         sys.dont_write_bytecode = saved_flag
 
 
-def import_source(source: str, is_file: bool, what: str = "target") -> Any:
-    """Import a .py file (under a private module name) or a module by dotted name."""
-    if not is_file:
+def _forget_other_tree(tree: SourceTree) -> None:
+    """Drop an already imported package of the same name from another folder (a rewritten copy,
+    another checkout), so the dotted import finds this tree's files."""
+    top = (tree.module or "").split(".")[0]
+    for name, module in list(sys.modules.items()):
+        if name != top and not name.startswith(top + "."):
+            continue
+        file = getattr(module, "__file__", None)
+        paths = [file] if file else list(getattr(module, "__path__", []) or [])
+        if paths and not any(Path(p).resolve().is_relative_to(tree.package_dir)
+                             for p in paths):
+            del sys.modules[name]
+
+
+def import_source(source: str, is_file: bool, what: str = "target",
+                  tree: SourceTree | None = None) -> Any:
+    """Import a .py file (under a private module name, or by its dotted name inside its
+    package: ``tree``) or a module by dotted name."""
+    if not is_file or (tree is not None and tree.module):
+        name = tree.module if is_file and tree is not None else source
+        if is_file and tree is not None:
+            check_source_file(source, what)
+            _forget_other_tree(tree)
         try:
-            return importlib.import_module(source)
+            return importlib.import_module(name)
         except ModuleNotFoundError as exc:
-            if exc.name and source.startswith(exc.name):
-                raise UsageError(f"no module named {source!r}: install it, or pass a file path "
-                                 "like path/to/model.py:NAME") from None
+            if not is_file and exc.name and source.startswith(exc.name):
+                raise UsageError(
+                    f"no module named {source!r} importable from {os.getcwd()}: run breakscan "
+                    "from the folder that holds it (or add that folder to PYTHONPATH), or pass "
+                    "its file instead, e.g. path/to/model.py:NAME") from None
             raise ModelError(f"importing {source} failed: {describe(exc)}"
                              f"{user_frame_hint(exc)}") from exc
         except Exception as exc:  # the module's own code raised
@@ -286,9 +310,12 @@ def load_target(target: str, *, input_shapes: list[str] | None = None, dtype: st
     torch_device = resolve_device(device)
     shapes = parse_inputs(input_shapes, inputs)
 
-    folder = str(Path(spec.source).resolve().parent) if spec.is_file else None
+    # A file inside a package is imported by its dotted name from the package's parent folder,
+    # so its relative imports work (a lone file: from its own folder).
+    tree = source_tree(check_source_file(spec.source)) if spec.is_file else None
+    folder = str(tree.root) if tree else None
     with importable_folder(folder):
-        module = import_source(spec.source, spec.is_file)
+        module = import_source(spec.source, spec.is_file, tree=tree)
         torch.manual_seed(seed)
         model = build_model(module, spec, kwargs_init)
 

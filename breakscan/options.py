@@ -219,7 +219,7 @@ def check_source_file(source: str, what: str = "target") -> Path:
                          f"{os.getcwd()})")
     if path.is_dir():
         raise UsageError(f"{what} {source} is a directory; name a .py file inside it, "
-                         "e.g. {source}/model.py:NAME")
+                         f"e.g. {source}/model.py:NAME")
     if path.suffix != ".py":
         raise UsageError(f"{what} {source} is not a .py file")
     return path

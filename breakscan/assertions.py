@@ -44,7 +44,8 @@ def format_failure(name: str, result: ScanResult, gate: GateResult) -> str:
 def assert_max_graph_breaks(model: Any, inputs: Any = (), *, max_breaks: int | None = None,
                             max_graphs: int | None = None, max_graph_calls: int | None = None,
                             fail_on: str | list[str] | None = None, fullgraph: bool = False,
-                            train: bool = False, **input_kwargs: Any) -> ScanResult:
+                            train: bool = False, dynamic: bool | None = None,
+                            **input_kwargs: Any) -> ScanResult:
     """Scan ``model(*inputs, **input_kwargs)`` and raise GraphBreakError past the limits.
 
     Only the limits given apply; with none at all, ``max_breaks=0``.
@@ -55,7 +56,7 @@ def assert_max_graph_breaks(model: Any, inputs: Any = (), *, max_breaks: int | N
                                   max_graph_calls=max_graph_calls,
                                   fail_on=fail_on, fullgraph=fullgraph)
     args = inputs if isinstance(inputs, tuple) else (inputs,)
-    result = scan_callable(model, *args, train=train, **input_kwargs)
+    result = scan_callable(model, *args, train=train, dynamic=dynamic, **input_kwargs)
     gate = evaluate(result, limits)
     result.gate = gate
     if not gate.passed:

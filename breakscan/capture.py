@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator
 import torch
 
 from .dynamo import (CodeEvent, CodeKey, FrameMetric, GraphCounter, bytecode_hook,
-                     compile_within, dynamo_session, python_calls, read_metrics)
+                     compile_within, dynamic_shapes, dynamo_session, python_calls, read_metrics)
 from .errors import as_model_error, describe, user_frame_hint
 
 
@@ -52,16 +52,18 @@ def _explain_within(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[
 
 def run_explain(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
                 training: bool = False, verbose: bool = False,
-                compile_only: tuple[Any, str] | None = None) -> RawCapture:
+                compile_only: tuple[Any, str] | None = None,
+                dynamic: bool | None = None) -> RawCapture:
     """Run ``torch._dynamo.explain(fn)(*args, **kwargs)`` once, recording everything else too.
 
     ``compile_only=(owner, method)`` captures only that method's frames while ``fn`` runs
-    eagerly (same records, same output type).
+    eagerly (same records, same output type). ``dynamic`` is the user's
+    ``torch.compile(dynamic=...)``.
     """
     explain_out = None
     explain_error = None
     with dynamo_session(training=training, verbose=verbose) as session, \
-            bytecode_hook(session.notes) as events:
+            bytecode_hook(session.notes) as events, dynamic_shapes(dynamic):
         start = time.perf_counter()
         try:
             if compile_only is None:
@@ -157,7 +159,8 @@ class RawRuntime:
 
 def run_counted(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
                 training: bool, eager_frames: set[CodeKey],
-                compile_only: tuple[Any, str] | None = None) -> RawRuntime:
+                compile_only: tuple[Any, str] | None = None,
+                dynamic: bool | None = None) -> RawRuntime:
     """Call the compiled model (eager backend) after a warm-up and count, over a few calls,
     its graph calls, its resume-function calls and the calls of ``eager_frames`` (the frames
     Dynamo skipped). Cheap: no inductor, a handful of calls."""
@@ -167,8 +170,8 @@ def run_counted(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str,
         return key in eager_frames or key[0].startswith("torch_dynamo_resume_in_")
 
     with dynamo_session(training=training):
-        compiled = compile_within(fn, *compile_only, backend=counter) if compile_only \
-            else torch.compile(fn, backend=counter)
+        compiled = compile_within(fn, *compile_only, backend=counter, dynamic=dynamic) \
+            if compile_only else torch.compile(fn, backend=counter, dynamic=dynamic)
         try:
             for _ in range(RUNTIME_WARMUP):
                 compiled(*args, **kwargs)

@@ -113,6 +113,12 @@ def scan(
         True, "--dynamic-check/--no-dynamic-check", help="With --vary-batch/--shapes: replay "
         "the input sets with dynamic=True to show whether it removes the recompiles (sets with a "
         "specialised size 0 or 1 are never replayed)."),
+    dynamic: Optional[str] = typer.Option(
+        None, metavar="true|false", help="Your torch.compile(dynamic=...): the capture, the "
+        "run-time counts, the recompile check and the timings use it (default: torch's own)."),
+    compile_option: Optional[List[str]] = typer.Option(
+        None, metavar="KEY=VALUE", help="Your torch.compile(options={...}) for the timings "
+        "(repeatable), e.g. --compile-option max_autotune=True."),
     time_it: bool = typer.Option(False, "--time", help="Also time eager vs torch.compile vs "
                                  "fullgraph=True and check compiled outputs against eager."),
     backend: str = typer.Option("inductor", help="torch.compile backend for --time."),
@@ -184,6 +190,7 @@ def scan(
             input_shapes=input_shape or (), dtype=dtype, device=device, inputs=inputs,
             init_args=init_args, method=method, train=train, verbose=verbose,
             vary_batch=vary_batch, shapes=shapes or (), dynamic_check=dynamic_check,
+            dynamic=dynamic, compile_options=compile_option or (),
             timing=TimingOptions(backend=backend, mode=mode, threads=threads,
                                  max_run_time=max_run_time)
             if time_it or fix else None)

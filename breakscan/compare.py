@@ -63,10 +63,11 @@ def outputs_of_both(request: dict[str, Any], on_stage: Callable[[str, Any], None
     if options.timing is not None:
         t = options.timing
         ab, _, why = time_interleaved(
-            Variant(first.fn, first.args, first.kwargs), Variant(second.fn, second.args,
-                                                                 second.kwargs),
+            Variant(first.fn, first.args, first.kwargs, dynamic=options.dynamic),
+            Variant(second.fn, second.args, second.kwargs, dynamic=options.dynamic),
             device=first.device, training=first.training, backend=t.backend, mode=t.mode,
             threads=t.threads, max_run_time=t.max_run_time,
+            compile_options=dict(options.compile_options),
             on_stage=lambda name: on_stage(name, None), on_progress=on_progress)
         if why:
             note = "; ".join(filter(None, [note, f"not timed side by side: {why}"]))

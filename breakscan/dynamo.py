@@ -289,3 +289,14 @@ def python_calls(wanted: Callable[[CodeKey], bool]) -> Iterator[dict[CodeKey, in
         yield counts
     finally:
         sys.setprofile(previous)
+
+
+def dynamic_shapes(dynamic: bool | None) -> contextlib.AbstractContextManager[Any]:
+    """What ``torch.compile(dynamic=...)`` sets, for passes that cannot take the argument
+    (explain): True assumes every size dynamic, False turns automatic dynamic shapes off."""
+    if dynamic is None:
+        return contextlib.nullcontext()
+    config = torch._dynamo.config
+    if dynamic:
+        return config.patch(assume_static_by_default=False)
+    return config.patch(automatic_dynamic_shapes=False, assume_static_by_default=True)

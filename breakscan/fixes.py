@@ -2,9 +2,10 @@
 
 A fix is only called verified when a fresh child process (``isolate.run_isolated`` with a fix)
 has applied it — a Dynamo config value, ``dynamic=True``, or the rewritten module loaded from a
-temporary copy of the target's folder or package — rescanned, run eager and compiled, matched the original
-model's outputs (same weights, same inputs), and shown fewer graphs, breaks or recompiles. The
-user's files are only touched by :func:`write_fixes` (``--fix --write``), which keeps a backup.
+temporary copy of the target's folder or package — rescanned, run eager and compiled, matched
+the original model's outputs (same weights, same inputs), and shown a real gain (:func:`gained`);
+then it is timed against the original in that process. The user's files are only touched by
+:func:`write_fixes` (``--fix --write``), which keeps a backup.
 
 The parent side (planning, verifying, writing) never imports torch; ``scan_with_fix`` is what
 the child runs.
@@ -150,7 +151,8 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
                          brk.user_frame.line, None, target_file, before, quiet=True)
     plans.extend(_library_switches(result, before))
     if result.recompiles is not None and result.recompiles.recompiles and \
-            result.recompiles.dynamic_helps is not False:  # not what the scan showed useless
+            result.recompiles.dynamic_helps is not False and \
+            not result.compile_settings.get("dynamic"):  # not what the scan showed useless
         setting = FIXES["dynamic"].setting
         plans.append(FixPlan(Fix(rule=FIXES["dynamic"].rule, fix_id="dynamic", kind="setting",
                                  title=f"compile with {setting}", category="shape_branch",
@@ -562,13 +564,14 @@ def scan_with_fix(request: dict[str, Any], on_stage: Callable[[str, Any], None],
                 only = (loaded.model, loaded.compile_only) if loaded.compile_only else None
                 return Variant(loaded.fn, loaded.args, loaded.kwargs, compile_only=only, **how)
 
+            dynamic = options.dynamic  # the user's setting, unless the fix is dynamic=True
             found.ab, found.compiled_outputs, found.compile_error = time_interleaved(
-                variant(original), variant(fixed, dynamic=fix.get("dynamic"),
-                                           config=fix["config"]),
+                variant(original, dynamic=dynamic),
+                variant(fixed, dynamic=fix.get("dynamic") or dynamic, config=fix["config"]),
                 device=fixed.device, training=fixed.training, backend=timing.backend,
                 mode=timing.mode, threads=timing.threads, max_run_time=timing.max_run_time,
-                expected=expected, on_stage=lambda name: on_stage(name, result),
-                on_progress=on_progress)
+                expected=expected, compile_options=dict(options.compile_options),
+                on_stage=lambda name: on_stage(name, result), on_progress=on_progress)
     return found
 
 

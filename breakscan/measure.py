@@ -207,6 +207,11 @@ def _outside_graphs(call: Callable[[], Any], device: torch.device, backend: str)
                                for cid, us in _gaps(events).items()})
 
 
+def _short(message: str) -> str:
+    """An error without the list of every option torch knows (inductor prints them all)."""
+    return message.split(", known options are")[0]
+
+
 def _first_break(exc: BaseException) -> str:
     """'gb_type: explanation (at file:line)' for the break that stopped fullgraph=True."""
     text = str(exc)
@@ -235,7 +240,8 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
             on_stage: Callable[[str, TimingReport], None] | None = None,
             compile_only: tuple[Any, str] | None = None,
             on_progress: OnProgress | None = None,
-            frame_costs: FrameCosts | None = None) -> TimingReport:
+            frame_costs: FrameCosts | None = None,
+            compile_options: dict[str, Any] | None = None) -> TimingReport:
     """Time eager, compiled and (where it compiles) fullgraph; check compiled == eager.
 
     ``on_stage(name, report_so_far)`` is called as each step starts, so an isolated scan that
@@ -245,6 +251,8 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
     :class:`FrameCosts`).
     """
     def compile_(target: Callable[..., Any], **options: Any) -> Callable[..., Any]:
+        if compile_options:
+            options["options"] = dict(compile_options)
         if compile_only is not None:
             return compile_within(target, *compile_only, **options)
         return torch.compile(target, **options)
@@ -276,11 +284,11 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
         """Compile and make the first call: (compiled, its output, compile seconds, None), or
         (None, None, None, why it failed)."""
         stage(f"compile ({backend}{label})")
-        target = compile_(fn, backend=backend, mode=mode, dynamic=dynamic, **extra)
-        try:
+        try:  # torch.compile itself refuses an unknown --compile-option
+            target = compile_(fn, backend=backend, mode=mode, dynamic=dynamic, **extra)
             out, seconds = first_call(target)
         except Exception as exc:
-            return None, None, None, explain_failure(exc)
+            return None, None, None, _short(explain_failure(exc))
         return target, out, seconds, None
 
     try:
@@ -356,6 +364,8 @@ class Variant:
 
     def compiled(self, device: torch.device, **options: Any) -> Callable[[], Any]:
         """The compiled model bound to its inputs (call it within :meth:`context`)."""
+        if not options.get("options"):
+            options.pop("options", None)
         target = compile_within(self.fn, *self.compile_only, dynamic=self.dynamic, **options) \
             if self.compile_only else torch.compile(self.fn, dynamic=self.dynamic, **options)
 
@@ -386,6 +396,7 @@ def _block(call: Callable[[], Any], number: int, context: contextlib.ExitStack) 
 def time_interleaved(original: Variant, fixed: Variant, *, device: torch.device,
                      training: bool, backend: str = "inductor", mode: str | None = None,
                      threads: int = 1, max_run_time: float = 2.0, expected: Any = None,
+                     compile_options: dict[str, Any] | None = None,
                      on_stage: Callable[[str], None] | None = None,
                      on_progress: OnProgress | None = None
                      ) -> tuple[ABTiming | None, Correctness | None, str | None]:
@@ -405,13 +416,15 @@ def time_interleaved(original: Variant, fixed: Variant, *, device: torch.device,
             variants = (original, fixed)
             for label, variant in zip(("original", "fixed"), variants):
                 stage(f"compile ({backend}, {label})")
-                call = variant.compiled(device, backend=backend, mode=mode)
                 torch.manual_seed(0)
                 try:
+                    call = variant.compiled(device, backend=backend, mode=mode,
+                                            options=compile_options)
                     with variant.context(training):
                         out = call()
                 except Exception as exc:
-                    return None, None, f"the {label} model did not compile: {describe(exc)}"
+                    return None, None, _short(f"the {label} model did not compile: "
+                                              f"{describe(exc)}")
                 calls.append(call)
             correctness = compare_outputs(expected, out) if expected is not None else None
             stage("timing (original and fixed, interleaved)")

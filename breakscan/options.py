@@ -53,6 +53,10 @@ class ScanOptions:
     shapes: tuple[str, ...] = ()  # one input set per string, inputs separated by spaces
     dynamic_check: bool = True  # replay recompiling sets with dynamic=True
     timing: TimingOptions | None = None
+    # The user's torch.compile settings: dynamic= (capture, run-time counts, recompile check and
+    # timings) and options= (the backend's, for the timings).
+    dynamic: bool | None = None
+    compile_options: tuple[tuple[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         # Accept the natural Python forms (a list, one string, a list of batch sizes) and keep
@@ -68,6 +72,8 @@ class ScanOptions:
             object.__setattr__(self, "init_args", json.dumps(self.init_args))
         if isinstance(self.timing, dict):
             object.__setattr__(self, "timing", TimingOptions(**self.timing))
+        object.__setattr__(self, "dynamic", parse_dynamic(self.dynamic))
+        object.__setattr__(self, "compile_options", parse_compile_options(self.compile_options))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON for the isolated child (:meth:`from_dict` rebuilds the same object)."""
@@ -91,6 +97,16 @@ class ScanOptions:
         parse_inputs(self.input_shapes, self.inputs)
         parse_init_args(self.init_args)
         parse_input_sets(self.vary_batch, self.shapes)
+        if self.compile_options and self.timing is not None and self.timing.mode:
+            raise UsageError("torch.compile takes --mode or --compile-option, not both")
+
+    @property
+    def compile_settings(self) -> dict[str, Any]:
+        """The torch.compile settings this scan ran with, as the report states them."""
+        timing = self.timing
+        return {"backend": timing.backend if timing else None,
+                "mode": timing.mode if timing else None, "dynamic": self.dynamic,
+                "options": dict(self.compile_options)}
 
     @property
     def load_options(self) -> dict[str, Any]:
@@ -211,6 +227,44 @@ def parse_input_sets(vary_batch: str | list[int] | None, shapes: Any
     return None, ([parse_shape_set(s) for s in shapes] if shapes else None)
 
 
+def parse_dynamic(value: Any) -> bool | None:
+    """``--dynamic true|false`` (or a bool, or None: torch.compile's own default)."""
+    if value is None or isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no"):
+        return False
+    raise UsageError(f"--dynamic takes true or false, got {value!r}")
+
+
+def parse_compile_options(value: Any) -> tuple[tuple[str, Any], ...]:
+    """``--compile-option KEY=VALUE`` (repeatable), a ``{key: value}`` table or pairs, as
+    sorted pairs; a value is read as JSON (``true``, ``3``) or Python's ``True``, else a string."""
+    if not value:
+        return ()
+    if isinstance(value, dict):
+        items = list(value.items())
+    else:
+        items = []
+        for item in [value] if isinstance(value, str) else value:
+            if isinstance(item, (list, tuple)) and len(item) == 2:
+                items.append((str(item[0]), item[1]))
+                continue
+            key, sep, raw = str(item).partition("=")
+            if not sep or not key.strip():
+                raise UsageError(f"--compile-option takes KEY=VALUE, got {item!r}")
+            raw = raw.strip()
+            try:
+                parsed: Any = json.loads({"True": "true", "False": "false",
+                                          "None": "null"}.get(raw, raw))
+            except ValueError:
+                parsed = raw
+            items.append((key.strip(), parsed))
+    return tuple(sorted(items))
+
+
 def check_source_file(source: str, what: str = "target") -> Path:
     """The path of a ``.py`` file a target or ``--inputs`` names, or its one-line UsageError."""
     path = Path(source)
@@ -296,7 +350,8 @@ class Limits:
 # [tool.breakscan] keys (the CLI's option names without the dashes) and the field each sets.
 SCAN_KEYS = {"input-shape": "input_shapes", "dtype": "dtype", "device": "device",
              "inputs": "inputs", "init-args": "init_args", "method": "method", "train": "train",
-             "vary-batch": "vary_batch", "shapes": "shapes", "dynamic-check": "dynamic_check"}
+             "vary-batch": "vary_batch", "shapes": "shapes", "dynamic-check": "dynamic_check",
+             "dynamic": "dynamic", "compile-option": "compile_options"}
 GATE_KEYS = {"max-breaks": "max_breaks", "max-graphs": "max_graphs",
              "max-recompiles": "max_recompiles", "max-graph-calls": "max_graph_calls",
              "fail-on": "fail_on", "fullgraph": "fullgraph"}

@@ -57,8 +57,9 @@ def scan_loaded(loaded: LoadedTarget, options: ScanOptions = ScanOptions(), *,
         only = (loaded.model, loaded.compile_only) if loaded.compile_only else None
         progress("explain", None)
         raw = run_explain(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
-                          verbose=verbose, compile_only=only)
+                          verbose=verbose, compile_only=only, dynamic=options.dynamic)
         result = _result(loaded, raw, "")
+        result.compile_settings = options.compile_settings
         # Eagerly: the model's own failures get a clean one-line error; lines run are traced.
         # A scan stopped here still reports the first call's capture (when explain ran).
         progress("eager run", result if raw.explain_error is None else None)
@@ -67,7 +68,7 @@ def scan_loaded(loaded: LoadedTarget, options: ScanOptions = ScanOptions(), *,
         result.model_output = printed + result.model_output
         progress("explain (later call)", result)
         later = run_explain(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
-                            verbose=verbose, compile_only=only)
+                            verbose=verbose, compile_only=only, dynamic=options.dynamic)
         compare_calls(result, later)
         result.static = cross_check(static, result, executed)
         if lint_note:
@@ -75,12 +76,13 @@ def scan_loaded(loaded: LoadedTarget, options: ScanOptions = ScanOptions(), *,
         progress("run-time counts", result)
         apply_runtime(result, run_counted(loaded.fn, loaded.args, loaded.kwargs,
                                           training=loaded.training,
-                                          eager_frames=eager_frames(result), compile_only=only))
+                                          eager_frames=eager_frames(result), compile_only=only,
+                                          dynamic=options.dynamic))
         if shape_sets:
             progress("recompiles", result)
             result.recompiles = check_recompiles(
                 loaded.fn, shape_sets, training=loaded.training,
-                dynamic_check=options.dynamic_check,
+                dynamic_check=options.dynamic_check, dynamic=options.dynamic,
                 on_stage=lambda name: progress(name, result))
             result.summary.recompile_count = len(result.recompiles.recompiles)
             link_shape_branches(result.recompiles, result.static)
@@ -94,7 +96,9 @@ def scan_loaded(loaded: LoadedTarget, options: ScanOptions = ScanOptions(), *,
                 loaded.fn, loaded.args, loaded.kwargs, device=loaded.device,
                 training=loaded.training, backend=timing.backend, mode=timing.mode,
                 threads=timing.threads, max_run_time=timing.max_run_time, on_stage=timing_stage,
-                fullgraph=timing.fullgraph, dynamic=timing.dynamic, compile_only=only,
+                fullgraph=timing.fullgraph,
+                dynamic=timing.dynamic if timing.dynamic is not None else options.dynamic,
+                compile_options=dict(options.compile_options), compile_only=only,
                 on_progress=on_progress, frame_costs=costs)
             if result.timings.outside_s_per_call is not None:
                 apply_costs(result, costs.gaps, costs.compile_s)
@@ -226,7 +230,8 @@ def shape_sets_for(loaded: LoadedTarget, vary_batch: str | list[int] | None,
 
 def scan_callable(model: torch.nn.Module | Callable[..., Any], *args: Any,
                   name: str | None = None, train: bool = False, verbose: bool = False,
-                  timing: TimingOptions | None = None, **kwargs: Any) -> ScanResult:
+                  timing: TimingOptions | None = None, dynamic: bool | None = None,
+                  **kwargs: Any) -> ScanResult:
     """Scan a model (or any callable) already in memory with the given inputs."""
     from .options import TargetSpec
 
@@ -237,7 +242,8 @@ def scan_callable(model: torch.nn.Module | Callable[..., Any], *args: Any,
     loaded = LoadedTarget(spec=TargetSpec(source=source, is_file=False, name=label, method=None),
                           model=module, method="forward", fn=model, args=args, kwargs=kwargs,
                           device=device, training=train)
-    result = scan_loaded(loaded, ScanOptions(train=train, verbose=verbose, timing=timing))
+    result = scan_loaded(loaded, ScanOptions(train=train, verbose=verbose, timing=timing,
+                                             dynamic=dynamic))
     # Built by the caller: breakscan cannot know whether it has run before.
     result.captured_call = "first call breakscan made (the model may have run before)"
     return result

@@ -18,7 +18,7 @@ import pytest
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "breakscan(max_breaks=None, max_graphs=None, max_graph_calls=None, fail_on=None, "
-        "fullgraph=False): "
+        "fullgraph=False, dynamic=None): "
         "limits for the breakscan fixture in this test (only those given apply; none given: "
         "max_breaks=0)")
 

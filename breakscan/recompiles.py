@@ -121,14 +121,16 @@ def _specialised_sets(sets: list[tuple[Any, ...]]) -> list[int]:
 
 def check_recompiles(fn: Callable[..., Any], sets: list[tuple[Any, ...]], *,
                      training: bool = False, dynamic_check: bool = True,
-                     on_stage: Callable[[str], None] | None = None) -> RecompileReport:
-    """Exercise ``fn`` over ``sets`` as ``torch.compile`` would, then try ``dynamic=True``.
+                     on_stage: Callable[[str], None] | None = None,
+                     dynamic: bool | None = None) -> RecompileReport:
+    """Exercise ``fn`` over ``sets`` as ``torch.compile(dynamic=dynamic)`` would, then (when
+    the user's setting is not ``dynamic=True`` already) try ``dynamic=True``.
 
     The dynamic=True replay leaves out input sets with a specialised size 0 or 1 (Dynamo never
     makes those dynamic) and is skipped when fewer than two sets remain or ``dynamic_check`` is
     off (``--no-dynamic-check``).
     """
-    graphs, recompiles, limit_hits = _run_sets(fn, sets, training=training, dynamic=None)
+    graphs, recompiles, limit_hits = _run_sets(fn, sets, training=training, dynamic=dynamic)
     report = RecompileReport(
         input_sets=[[list(a.shape) for a in args if isinstance(a, torch.Tensor)] for args in sets],
         graph_count=graphs, recompiles=recompiles, limit_hits=limit_hits,
@@ -136,7 +138,11 @@ def check_recompiles(fn: Callable[..., Any], sets: list[tuple[Any, ...]], *,
                                 getattr(torch._dynamo.config, "cache_size_limit", None)))
     specialised = _specialised_sets(sets)
     report.specialised_sets = specialised
-    if recompiles and not dynamic_check:
+    if recompiles and dynamic:
+        report.suggestion = ("compiled with dynamic=True already (--dynamic true): these "
+                             "recompiles come from guards dynamic shapes cannot lift (a branch "
+                             "on a size, a size 0 or 1); see the guards above.")
+    elif recompiles and not dynamic_check:
         report.suggestion = "dynamic=True was not tried (--no-dynamic-check)."
     elif recompiles:
         replay = [args for i, args in enumerate(sets) if i not in specialised]

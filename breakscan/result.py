@@ -406,6 +406,9 @@ class ScanResult:
     # Which call the summary, graphs and explain counts describe (the gate counts it).
     captured_call: str = "first call of a freshly built model"
     later_call: LaterCall | None = None
+    # The user's torch.compile settings the scan ran with: backend and mode (the timings),
+    # dynamic (capture, run-time counts, recompile check, timings), options (the timings).
+    compile_settings: dict[str, Any] = field(default_factory=dict)
     partial: bool = False  # the scan stopped early: only the stages before stopped_at are filled
     stopped_at: str | None = None  # the stage that hung, crashed or raised
     error: str | None = None  # why it stopped (one line)
@@ -417,7 +420,7 @@ class ScanResult:
             brk["graph_splits"] = raw.graph_splits
         # Keep the documented key order: identity first, then the facts.
         order = ["schema_version", "target", "method", "torch_version", "python_version", "device",
-                 "training", "inputs", "captured_call", "summary", "explain", "later_call",
+                 "training", "inputs", "captured_call", "compile_settings", "summary", "explain", "later_call",
                  "discrepancies", "breaks", "graphs", "frames", "recompiles", "timings", "static",
                  "fixes", "unfixed", "gate", "partial", "stopped_at", "error", "notes", "capture_seconds",
                  "model_output", "dynamo_log"]

@@ -177,7 +177,8 @@ def test_every_option_is_a_field_of_one_options_object():
     assert set(options.GATE_KEYS.values()) <= names(options.GateOptions)
     assert set(options.LIMIT_KEYS.values()) <= names(options.Limits)
     flags = set(inspect.signature(cli.scan).parameters)
-    renamed = {"input_shapes": "input_shape", "memory_limit_mb": "memory_limit"}
+    renamed = {"input_shapes": "input_shape", "memory_limit_mb": "memory_limit",
+               "compile_options": "compile_option"}
     for cls, internal in ((options.ScanOptions, {"timing"}),
                           (options.TimingOptions, {"fullgraph", "dynamic"}),
                           (options.GateOptions, {"baseline_root"}),

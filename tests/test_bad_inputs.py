@@ -32,6 +32,13 @@ MATRIX = [
     ("directory, not file", [f"{FIXTURES}:Net", "-s", "2,16"], 2, "is a directory"),
     ("not a .py file", ["README.md:Net", "-s", "2,16"], 2, "target file README.md is not a .py file"),
     ("no :NAME", ["sample_models/item_logging.py", "-s", "8,16"], 2, "has no ':NAME'"),
+    ("--dynamic not a bool", [ITEM, "-s", "8,16", "--dynamic", "maybe"], 2,
+     "--dynamic takes true or false, got 'maybe'"),
+    ("--compile-option without =", [ITEM, "-s", "8,16", "--compile-option", "max_autotune"], 2,
+     "--compile-option takes KEY=VALUE, got 'max_autotune'"),
+    ("--mode and --compile-option", [ITEM, "-s", "8,16", "--time", "--mode", "max-autotune",
+                                     "--compile-option", "max_autotune=True"], 2,
+     "torch.compile takes --mode or --compile-option, not both"),
     ("syntax error", [f"{MODELS}/broken_syntax.py:Net", "-s", "2,16"], 3, "SyntaxError"),
     ("import error inside", [f"{MODELS}/broken_import.py:Net", "-s", "2,16"], 3,
      "definitely_not_installed_pkg"),
@@ -102,7 +109,8 @@ CLI_ROWS = {"missing file", "directory, not file", "not a .py file", "no :NAME",
             "unwritable output", "output is a directory", "forward raises",
             "forward calls sys.exit", "forward exhausts memory",
             "inputs larger than --memory-limit", "forward calls os._exit", "forward segfaults",
-            "forward hangs", "hostile strings"}
+            "forward hangs", "hostile strings", "--dynamic not a bool",
+            "--compile-option without =", "--mode and --compile-option"}
 
 
 def _params(cli: bool) -> list:

@@ -225,14 +225,20 @@ def test_a_refused_fix_title_does_not_repeat_and_diffs_name_user_paths(tmp_path,
     (plan,) = [p for p in plan_fixes(target, scan(target, input_shapes=["8,16"]))
                if p.fix.fix_id == "torch_where"]
     assert plan.fix.diff.startswith(f"--- a/{model}\n") and "../" not in plan.fix.diff
-    # Module form: refused before any rewrite, so the title is the id itself.
-    monkeypatch.chdir(ROOT)
-    result = scan("sample_models.tensor_branch:TensorIf", input_shapes=["8,16"])
-    result.fixes = [p.fix for p in plan_fixes("sample_models.tensor_branch:TensorIf", result)]
-    assert result.fixes and all(f.reason and f.reason.startswith("refused") for f in result.fixes)
+    # A break in a file outside the target's folder or package: refused before any rewrite, so
+    # the title is the id itself.
+    outer = tmp_path / "app" / "outer.py"
+    outer.parent.mkdir()
+    outer.write_text(f"import sys\nsys.path.insert(0, {str(model.parent)!r})\n"
+                     "from branchy import TensorIf as Outer\n")
+    target = f"{outer}:Outer"
+    result = scan(target, input_shapes=["8,16"])
+    result.fixes = [p.fix for p in plan_fixes(target, result)]
+    assert result.fixes and all(f.reason and f.reason.startswith("refused: source fixes rewrite "
+                                                                 "only files of the target's")
+                                for f in result.fixes)
     console = Console(file=io.StringIO(), width=100, highlight=False)
-    terminal.render_runs([ModelRun(target="sample_models.tensor_branch:TensorIf",
-                                   result=result)], console)
+    terminal.render_runs([ModelRun(target=target, result=result)], console)
     (head,) = [line for line in console.file.getvalue().splitlines()
                if "BS002 torch_where" in line]
     assert head.count("torch_where") == 1, head

@@ -25,7 +25,7 @@ from ..result import Comparison, Fix, ModelRun, ScanResult
 from ..rules import finding_status, rule_for
 from ..frames import display_path, is_user_file
 from .terminal import (_ms, _scrubbed, count, fires_text, fix_numbers, noise_note, printable,
-                       runtime_line, speed_line)
+                       runtime_line, settings_text, speed_line)
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 GRAPH_COLOURS = 6  # CSS classes g0..g5 cycle over the graphs
@@ -253,6 +253,7 @@ def _section(run: ModelRun, k: int) -> dict[str, Any]:
         "static": [f for f in result.static if f.status != "break"],
         "chart": _timing_chart(result),
         "runtime": runtime_line(result) if result.summary.runtime_calls else None,
+        "settings": settings_text(result) if result.compile_settings else None,
         "partial": result.partial or run.partial,
         "stopped_at": result.stopped_at or run.stage,
         "stop_error": result.error or view["error"],

@@ -62,6 +62,20 @@ def summary_line(result: ScanResult) -> Text:
     return text
 
 
+def settings_text(result: ScanResult) -> str:
+    """The torch.compile settings the scan ran with, in the words users write them."""
+    c = result.compile_settings or {}
+    dynamic = {True: "True", False: "False"}.get(c.get("dynamic"), "None (torch's default)")
+    text = f"torch.compile settings: dynamic={dynamic} (capture, run-time counts, recompiles"
+    if c.get("backend"):
+        extra = "".join(f", {k}={c[k]!r}" for k in ("mode",) if c.get(k))
+        options = f", options={c['options']!r}" if c.get("options") else ""
+        text += f", timings); timings: backend={c['backend']!r}{extra}{options}"
+    else:
+        text += ")"
+    return text
+
+
 def count(value: float | None) -> str:
     """A per-call average: whole numbers without a fraction (48, not 48.0)."""
     if value is None:
@@ -453,6 +467,8 @@ def render(result: ScanResult, console: Console, *, quiet: bool = False,
                        f"{i.name}: {i.kind}" for i in result.inputs)
     console.print(Text(f"torch {result.torch_version} · {result.device} · {result.method}"
                        f"({inputs}) · capture {result.capture_seconds:.2f}s", style="dim"))
+    if result.compile_settings:
+        console.print(Text(settings_text(result), style="dim"))
     if result.explain.available:
         e = result.explain
         console.print(Text(f"torch._dynamo.explain: graphs {e.graph_count}, graph_break_count "

@@ -28,7 +28,7 @@ from .result import (BreakRecord, CompiledFrame, Discrepancy, ExplainCounts, Fra
                      LaterCall, RootBreak, Summary)
 
 _RESUME = re.compile(r"torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
-_OWNER_RANK = {"user": 0, "third_party": 1, "torch": 2}
+OWNER_RANK = {"user": 0, "third_party": 1, "torch": 2}  # the user's own breaks first
 
 
 def _source(file: str, line: int, fallback: str = "") -> str:
@@ -413,7 +413,7 @@ def analyse(raw: RawCapture) -> Analysis:
     for item in roots.items:
         item.user_frame = user_frame(item.call_chain) if item.owner != "user" else None
         item.suggestion = advice(item)
-    ordered = sorted(roots.items, key=lambda b: (_OWNER_RANK.get(b.owner, 3), not b.frame_skipped,
+    ordered = sorted(roots.items, key=lambda b: (OWNER_RANK.get(b.owner, 3), not b.frame_skipped,
                                                  -b.graph_splits, b.file, b.line))
     for frame in frames:
         if frame.break_index is not None:

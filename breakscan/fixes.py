@@ -26,7 +26,7 @@ from .files import write_atomic
 from .options import Limits, ScanOptions, TimingOptions
 from .frames import display_path
 from .sources import module_file, source_tree
-from .result import ABTiming, Correctness, Fix, FixMetrics, ScanResult
+from .result import ABTiming, Correctness, Fix, FixMetrics, ScanResult, whole
 from .rules import FIXES, fixes_for, rule_for_fix, rule_id
 
 # fix id -> (break category, the setting as users write it, the torch._dynamo.config patch)
@@ -332,10 +332,10 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
         fix.reason = f"compiled outputs differ from eager with the fix: {compiled.message}"
     elif not gained(before, after):
         fix.reason = (f"no gain: graphs {before.graph_count} -> {after.graph_count}; per "
-                      f"call, graph calls {_count(before.graph_calls_per_call)} -> "
-                      f"{_count(after.graph_calls_per_call)}, returns to Python "
-                      f"{_count(before.eager_gaps_per_call)} -> "
-                      f"{_count(after.eager_gaps_per_call)}; recompiles {before.recompiles} -> "
+                      f"call, graph calls {whole(before.graph_calls_per_call)} -> "
+                      f"{whole(after.graph_calls_per_call)}, returns to Python "
+                      f"{whole(before.eager_gaps_per_call)} -> "
+                      f"{whole(after.eager_gaps_per_call)}; recompiles {before.recompiles} -> "
                       f"{after.recompiles} (breaks {before.breaks} -> {after.breaks}: fewer "
                       "break sites alone is no gain)")
     fix.verified = fix.reason is None
@@ -346,11 +346,6 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
     else:
         fix.after.compiled_s = None
 
-
-def _count(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return str(int(value)) if value == int(value) else f"{value:g}"
 
 
 class FixesInterrupted(Exception):

@@ -9,12 +9,10 @@ when timed, fires per call × graph splits when not.
 
 from __future__ import annotations
 
-from .analyse import break_resumed_at, resume_line
+from .analyse import OWNER_RANK, break_resumed_at, resume_line
 from .capture import RawRuntime
 from .dynamo import CodeKey
 from .result import RootBreak, ScanResult
-
-_OWNER_RANK = {"user": 0, "third_party": 1, "torch": 2}
 
 
 def _per_call(count: float, calls: int) -> float:
@@ -48,9 +46,11 @@ def _rest_of_frame(result: ScanResult) -> dict[CodeKey, int]:
     return found
 
 
-def break_of_code(result: ScanResult, key: CodeKey) -> int | None:
+def break_of_code(result: ScanResult, key: CodeKey,
+                  rest: dict[CodeKey, int] | None = None) -> int | None:
     """Which break a code object's calls count for: a resume function resumes after one, a
-    skipped frame was skipped because of one, a frame runs its rest eagerly after one."""
+    skipped frame was skipped because of one, a frame runs its rest eagerly after one
+    (``rest``: :func:`_rest_of_frame`, when the caller has it already)."""
     name, file, _ = key
     line = resume_line(name)
     if line is not None:
@@ -58,7 +58,7 @@ def break_of_code(result: ScanResult, key: CodeKey) -> int | None:
     for frame in result.frames:
         if frame.skipped and (frame.name, frame.file, frame.first_line) == key:
             return _break_at(result.breaks, frame.fail_file, frame.fail_line)
-    return _rest_of_frame(result).get(key)
+    return (rest if rest is not None else _rest_of_frame(result)).get(key)
 
 
 def eager_frames(result: ScanResult) -> set[CodeKey]:
@@ -86,7 +86,7 @@ def apply_runtime(result: ScanResult, raw: RawRuntime) -> None:
                                                   if key in skipped), calls)
     fires: dict[int, int] = {}
     for key, count in raw.python_calls.items():
-        idx = break_of_code(result, key)
+        idx = break_of_code(result, key, rest)
         if idx is not None:  # a nested break resumes every enclosing frame: count it once
             fires[idx] = max(fires.get(idx, 0), count)
     for idx, brk in enumerate(result.breaks):
@@ -102,8 +102,9 @@ def apply_costs(result: ScanResult, gaps: dict[CodeKey, float],
     """Attribute measured time outside graphs (per call) and compile time to the breaks."""
     cost: dict[int, float] = {}
     compiling: dict[int, float] = {}
+    rest = _rest_of_frame(result)
     for key, seconds in gaps.items():
-        idx = break_of_code(result, key)
+        idx = break_of_code(result, key, rest)
         if idx is not None:
             cost[idx] = cost.get(idx, 0.0) + seconds
     for key, seconds in compile_s.items():
@@ -128,7 +129,7 @@ def rank(result: ScanResult) -> None:
     """Order the breaks by impact within each owner (the user's own first); a tie keeps the
     analysis order. Frames keep pointing at the same breaks."""
     before = list(result.breaks)
-    result.breaks.sort(key=lambda b: (_OWNER_RANK.get(b.owner, 3), -impact(b)))
+    result.breaks.sort(key=lambda b: (OWNER_RANK.get(b.owner, 3), -impact(b)))
     for frame in result.frames:
         if frame.break_index is not None:
             moved = before[frame.break_index]

@@ -15,6 +15,13 @@ from .frames import Frame
 SCHEMA_VERSION = "1.8"
 
 
+def whole(value: float | None) -> str:
+    """A per-call average as read: 48, not 48.0; 2.5 stays 2.5; None is "-"."""
+    if value is None:
+        return "-"
+    return str(int(value)) if value == int(value) else f"{value:g}"
+
+
 @dataclass
 class BreakRecord:
     """One graph-break log record, parsed from Dynamo's `graph_breaks` artifact."""

@@ -32,8 +32,8 @@ def test_the_gate_checks_the_dynamic_setting_the_user_ships():
                                        "options": {}}
     assert doc["recompiles"]["dynamic_recompile_count"] is None  # nothing left to replay
     terminal = run_cli(*args, "--dynamic", "true")
-    assert "torch.compile settings: dynamic=True (capture, run-time counts, recompiles)" in \
-        " ".join(terminal.stdout.split())
+    assert "torch.compile settings: dynamic=True for the capture, run-time counts, recompiles" \
+        in " ".join(terminal.stdout.split())
 
 
 def test_dynamic_false_keeps_every_size_static():

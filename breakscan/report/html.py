@@ -279,15 +279,15 @@ def _comparison_rows(comparison: Comparison) -> list[tuple[str, str, str]]:
         value = getattr(result.timings, name, None) if result and result.timings else None
         return f"{_ms(value.median_s)} ± {_ms(value.iqr_s)}" if value else "-"
 
-    def count(result: ScanResult | None, name: str) -> str:
+    def total(result: ScanResult | None, name: str) -> str:
         return str(getattr(result.summary, name)) if result else "error"
 
-    rows = [("graphs", count(a, "graph_count"), count(b, "graph_count")),
-            ("root-cause breaks", count(a, "graph_break_count"), count(b, "graph_break_count")),
-            ("break records", count(a, "break_records"), count(b, "break_records")),
-            ("frames skipped", count(a, "frames_skipped"), count(b, "frames_skipped"))]
+    rows = [("graphs", total(a, "graph_count"), total(b, "graph_count")),
+            ("root-cause breaks", total(a, "graph_break_count"), total(b, "graph_break_count")),
+            ("break records", total(a, "break_records"), total(b, "break_records")),
+            ("frames skipped", total(a, "frames_skipped"), total(b, "frames_skipped"))]
     if (a and a.recompiles) or (b and b.recompiles):
-        rows.append(("recompiles", count(a, "recompile_count"), count(b, "recompile_count")))
+        rows.append(("recompiles", total(a, "recompile_count"), total(b, "recompile_count")))
     rows += [("eager", timing(a, "eager"), timing(b, "eager")),
              ("compiled", timing(a, "compiled"), timing(b, "compiled"))]
     speed = [f"{r.timings.speedup:.2f}x" if r and r.timings and r.timings.speedup else "-"

@@ -22,6 +22,7 @@ from rich.text import Text
 from ..frames import display_path, provenance_frame
 from ..categories import REGISTRY_URL
 from ..result import Comparison, Fix, ModelRun, RootBreak, ScanResult, StaticFinding
+from ..result import whole as count
 from ..rules import Rule, finding_status
 
 CONTEXT_LINES = 2
@@ -66,21 +67,13 @@ def settings_text(result: ScanResult) -> str:
     """The torch.compile settings the scan ran with, in the words users write them."""
     c = result.compile_settings or {}
     dynamic = {True: "True", False: "False"}.get(c.get("dynamic"), "None (torch's default)")
-    text = f"torch.compile settings: dynamic={dynamic} (capture, run-time counts, recompiles"
+    text = f"torch.compile settings: dynamic={dynamic} for the capture, run-time counts, " \
+        "recompiles"
     if c.get("backend"):
         extra = "".join(f", {k}={c[k]!r}" for k in ("mode",) if c.get(k))
         options = f", options={c['options']!r}" if c.get("options") else ""
-        text += f", timings); timings: backend={c['backend']!r}{extra}{options}"
-    else:
-        text += ")"
+        text += f" and timings; timings: backend={c['backend']!r}{extra}{options}"
     return text
-
-
-def count(value: float | None) -> str:
-    """A per-call average: whole numbers without a fraction (48, not 48.0)."""
-    if value is None:
-        return "-"
-    return str(int(value)) if value == int(value) else f"{value:g}"
 
 
 def runtime_line(result: ScanResult) -> str:

@@ -357,6 +357,11 @@ def compare(
     init_args: Optional[str] = typer.Option(None, help="JSON keyword arguments, for both."),
     vary_batch: Optional[str] = typer.Option(None, help="Also count recompiles over these "
                                              "batch sizes."),
+    dynamic: Optional[str] = typer.Option(None, metavar="true|false", help="Your "
+                                          "torch.compile(dynamic=...), for both."),
+    compile_option: Optional[List[str]] = typer.Option(None, metavar="KEY=VALUE", help="Your "
+                                                       "torch.compile(options={...}), for both "
+                                                       "(repeatable)."),
     backend: str = typer.Option("inductor", help="torch.compile backend for the timings."),
     mode: Optional[str] = typer.Option(None),
     threads: int = typer.Option(1, min=1),
@@ -381,6 +386,7 @@ def compare(
             raise UsageError("compare writes --format terminal or json")
         options = ScanOptions(input_shapes=input_shape or (), dtype=dtype, device=device,
                               inputs=inputs, init_args=init_args, vary_batch=vary_batch,
+                              dynamic=dynamic, compile_options=compile_option or (),
                               timing=TimingOptions(backend=backend, mode=mode, threads=threads,
                                                    max_run_time=max_run_time))
         options.check(target_a)

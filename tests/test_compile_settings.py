@@ -79,3 +79,13 @@ def test_the_pytest_helpers_take_dynamic():
     assert result.compile_settings["dynamic"] is True
     with pytest.raises(Exception, match="--dynamic takes true or false"):
         assert_max_graph_breaks(NoShapeBranch(), torch.randn(8, 16), dynamic="sometimes")
+
+
+def test_compare_runs_both_models_with_the_same_settings():
+    proc = run_cli("compare", NO_BRANCH, NO_BRANCH, "-s", "8,16", "--dynamic", "true",
+                   "--backend", "eager", "--max-run-time", "0.05", "-f", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    for side in ("a", "b"):
+        assert doc[side]["result"]["compile_settings"]["dynamic"] is True
+    assert doc["ab"]["verdict"] in ("faster", "slower", "no measurable difference")

@@ -22,12 +22,13 @@ import torch
 from . import categories
 from .breaklog import parse_break_message, split_reason
 from .capture import RawCapture
+from .dynamo import RESUME_PREFIX
 from .frames import (acting_frame, is_torch_file, model_stack, module_ast, owner_of, parse_stack,
                      user_frame)
 from .result import (BreakRecord, CompiledFrame, Discrepancy, ExplainCounts, Frame, GraphInfo,
                      LaterCall, RootBreak, Summary)
 
-_RESUME = re.compile(r"torch_dynamo_resume_in_(?P<fn>.+)_at_(?P<line>\d+)$")
+_RESUME = re.compile(rf"{RESUME_PREFIX}(?P<fn>.+)_at_(?P<line>\d+)$")
 OWNER_RANK = {"user": 0, "third_party": 1, "torch": 2}  # the user's own breaks first
 
 
@@ -281,12 +282,15 @@ def graph_info(index: int, gm: Any) -> GraphInfo:
                      input_shapes=shapes, break_reason=break_reason)
 
 
-def break_resumed_at(breaks: list[RootBreak], file: str, line: int) -> int | None:
-    """The index of the break a resume function at ``file:line`` resumes after: the line is
-    the break's, a site's, or a call on its chain (a nested break cuts every enclosing frame)."""
+def break_at(breaks: list[RootBreak], file: str | None, line: int | None) -> int | None:
+    """The index of the break at ``file:line``: the line is the break's, a site's, or a call on
+    its chain (a nested break cuts every enclosing frame). A resume function at that line
+    resumes after it; a frame whose compilation failed there was skipped because of it."""
+    if not file or not line:
+        return None
     for idx, item in enumerate(breaks):
         if any(f.file == file and f.line == line
-               for f in (item.call_chain or [Frame(item.file, item.line, "")]) + item.sites):
+               for f in [Frame(item.file, item.line, "")] + item.call_chain + item.sites):
             return idx
     return None
 
@@ -405,7 +409,7 @@ def analyse(raw: RawCapture) -> Analysis:
 
     for frame in frames:
         if frame.is_resume and frame.resume_line is not None:
-            idx = break_resumed_at(roots.items, frame.file, frame.resume_line)
+            idx = break_at(roots.items, frame.file, frame.resume_line)
             if idx is not None:
                 roots.items[idx].resume_functions.append(frame.name)
                 frame.break_index = idx

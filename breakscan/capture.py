@@ -19,8 +19,9 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from .dynamo import (CodeEvent, CodeKey, FrameMetric, GraphCounter, bytecode_hook,
-                     compile_within, dynamic_shapes, dynamo_session, python_calls, read_metrics)
+from .dynamo import (RESUME_PREFIX, CodeEvent, CodeKey, FrameMetric, GraphCounter, bytecode_hook,
+                     compile_model, compile_within, dynamic_shapes, dynamo_session, python_calls,
+                     read_metrics)
 from .errors import as_model_error, describe, user_frame_hint
 
 
@@ -167,11 +168,10 @@ def run_counted(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str,
     counter = GraphCounter("eager")
 
     def wanted(key: CodeKey) -> bool:
-        return key in eager_frames or key[0].startswith("torch_dynamo_resume_in_")
+        return key in eager_frames or key[0].startswith(RESUME_PREFIX)
 
     with dynamo_session(training=training):
-        compiled = compile_within(fn, *compile_only, backend=counter, dynamic=dynamic) \
-            if compile_only else torch.compile(fn, backend=counter, dynamic=dynamic)
+        compiled = compile_model(fn, compile_only, backend=counter, dynamic=dynamic)
         try:
             for _ in range(RUNTIME_WARMUP):
                 compiled(*args, **kwargs)

@@ -240,6 +240,21 @@ def compile_within(fn: Callable[..., Any], owner: Any, method: str,
     return call
 
 
+def compile_model(fn: Callable[..., Any], compile_only: tuple[Any, str] | None = None,
+                  **options: Any) -> Callable[..., Any]:
+    """``torch.compile(fn, **options)``, or only ``owner.method`` of ``compile_only=(owner,
+    method)`` while ``fn`` runs eagerly; empty ``options=`` is left out (it is not the same as
+    none to torch.compile, which refuses it next to ``mode``)."""
+    if not options.get("options"):
+        options.pop("options", None)
+    if compile_only is not None:
+        return compile_within(fn, *compile_only, **options)
+    return torch.compile(fn, **options)
+
+
+RESUME_PREFIX = "torch_dynamo_resume_in_"  # the name of every resume function Dynamo makes
+
+
 @dataclass
 class GraphCounter:
     """A backend that counts every call of every compiled graph (what a model call costs)."""

@@ -9,7 +9,7 @@ when timed, fires per call × graph splits when not.
 
 from __future__ import annotations
 
-from .analyse import OWNER_RANK, break_resumed_at, resume_line
+from .analyse import OWNER_RANK, break_at, resume_line
 from .capture import RawRuntime
 from .dynamo import CodeKey
 from .result import RootBreak, ScanResult
@@ -17,17 +17,6 @@ from .result import RootBreak, ScanResult
 
 def _per_call(count: float, calls: int) -> float:
     return round(count / calls, 2)
-
-
-def _break_at(breaks: list[RootBreak], file: str | None, line: int | None) -> int | None:
-    """The break a skipped frame's failure points at (its line, a site or a call on its chain)."""
-    if not file or not line:
-        return None
-    for idx, brk in enumerate(breaks):
-        if (brk.file, brk.line) == (file, line) or any(
-                (f.file, f.line) == (file, line) for f in brk.sites + brk.call_chain):
-            return idx
-    return None
 
 
 def _rest_of_frame(result: ScanResult) -> dict[CodeKey, int]:
@@ -54,10 +43,10 @@ def break_of_code(result: ScanResult, key: CodeKey,
     name, file, _ = key
     line = resume_line(name)
     if line is not None:
-        return break_resumed_at(result.breaks, file, line)
+        return break_at(result.breaks, file, line)
     for frame in result.frames:
         if frame.skipped and (frame.name, frame.file, frame.first_line) == key:
-            return _break_at(result.breaks, frame.fail_file, frame.fail_line)
+            return break_at(result.breaks, frame.fail_file, frame.fail_line)
     return (rest if rest is not None else _rest_of_frame(result)).get(key)
 
 

@@ -22,7 +22,7 @@ from torch.utils import benchmark
 
 from .frames import acting_frame, parse_stack
 from .breaklog import split_reason
-from .dynamo import CodeKey, bytecode_hook, compile_within, dynamo_session, read_metrics
+from .dynamo import CodeKey, bytecode_hook, compile_model, dynamo_session, read_metrics
 from .errors import as_model_error, describe
 from .result import ABTiming, Correctness, Timing, TimingReport
 from .stats import median_interval, speedup_interval, spread, verdict
@@ -251,11 +251,7 @@ def measure(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any
     :class:`FrameCosts`).
     """
     def compile_(target: Callable[..., Any], **options: Any) -> Callable[..., Any]:
-        if compile_options:
-            options["options"] = dict(compile_options)
-        if compile_only is not None:
-            return compile_within(target, *compile_only, **options)
-        return torch.compile(target, **options)
+        return compile_model(target, compile_only, options=compile_options, **options)
 
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(threads)  # before compiling: inductor bakes the count in
@@ -364,10 +360,7 @@ class Variant:
 
     def compiled(self, device: torch.device, **options: Any) -> Callable[[], Any]:
         """The compiled model bound to its inputs (call it within :meth:`context`)."""
-        if not options.get("options"):
-            options.pop("options", None)
-        target = compile_within(self.fn, *self.compile_only, dynamic=self.dynamic, **options) \
-            if self.compile_only else torch.compile(self.fn, dynamic=self.dynamic, **options)
+        target = compile_model(self.fn, self.compile_only, dynamic=self.dynamic, **options)
 
         def call() -> Any:
             out = target(*self.args, **self.kwargs)

@@ -15,15 +15,15 @@ from .errors import BreakscanError, ModelError, UsageError
 from .result import SCHEMA_VERSION, ScanResult
 
 __version__ = "0.1.0"
-__all__ = ["scan", "scan_callable", "ScanOptions", "TimingOptions", "GateOptions", "Limits",
+__all__ = ["scan", "scan_callable", "run_program", "ScanOptions", "ProgramOptions", "TimingOptions", "GateOptions", "Limits",
            "assert_max_graph_breaks", "GraphBreakError", "ScanResult", "SCHEMA_VERSION",
            "BreakscanError", "UsageError", "ModelError", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("scan", "scan_callable"):
+    if name in ("scan", "scan_callable", "run_program"):
         from . import pipeline as module
-    elif name in ("ScanOptions", "TimingOptions", "GateOptions", "Limits"):
+    elif name in ("ScanOptions", "ProgramOptions", "TimingOptions", "GateOptions", "Limits"):
         from . import options as module
     elif name in ("assert_max_graph_breaks", "GraphBreakError"):
         from . import assertions as module

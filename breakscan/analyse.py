@@ -181,7 +181,15 @@ def advice(item: RootBreak) -> str:
                          "so the function compiles again.")
         else:
             parts.append("Fix the break itself (below) so Dynamo can trace the function again.")
-    if category != "other":
+    inside = item.call_chain[-1] if item.call_chain else None
+    if category == "explicit_break" and inside is not None and is_torch_file(inside.file):
+        # torch.optim's step() calls graph_break() itself (to keep no_grad for AOT autograd).
+        parts.append(f"torch itself calls `torch._dynamo.graph_break()` here (in "
+                     f"{inside.function}() of {os.path.basename(inside.file)}:{inside.line}), "
+                     "on purpose: nothing in your code to remove. Keep the call outside the "
+                     "compiled function (compile the model, run this step eagerly), or accept "
+                     "the split and its returns to Python.")
+    elif category != "other":
         parts.append(categories.CATEGORIES[category].suggestion)
     else:
         useful = [h for h in item.hints if not any(g in h for g in _GENERIC_HINTS)]
@@ -288,10 +296,13 @@ def break_at(breaks: list[RootBreak], file: str | None, line: int | None) -> int
     resumes after it; a frame whose compilation failed there was skipped because of it."""
     if not file or not line:
         return None
-    for idx, item in enumerate(breaks):
-        if any(f.file == file and f.line == line
-               for f in [Frame(item.file, item.line, "")] + item.call_chain + item.sites):
-            return idx
+    # A break's own line first: another break's chain may pass through it (a hook called from
+    # the line of a `loss.backward()` that breaks itself).
+    for where in (lambda b: [Frame(b.file, b.line, "")], lambda b: b.sites,
+                  lambda b: b.call_chain):
+        for idx, item in enumerate(breaks):
+            if any(f.file == file and f.line == line for f in where(item)):
+                return idx
     return None
 
 
@@ -574,8 +585,8 @@ def discrepancies(summary: Summary, explain: ExplainCounts, breaks: list[RootBre
         for b in breaks:
             loc = f"{os.path.basename(b.file)}:{b.line}"
             if b.frame_skipped:
-                why.append(f"{loc} made Dynamo skip the frame {b.function}() (it ran eagerly), "
-                           "so explain sees no graph for it")
+                why.append(f"{loc} made Dynamo skip a whole frame (it ran eagerly: see the "
+                           "break's fallback), so explain sees no graph for it")
             elif b.explain_reasons == 0:
                 why.append(f"{loc} is invisible to explain (a break before the first tensor op "
                            "leaves no graph to end)")

@@ -20,8 +20,8 @@ from typing import Any, Callable, Iterator
 import torch
 
 from .dynamo import (RESUME_PREFIX, CodeEvent, CodeKey, FrameMetric, GraphCounter, bytecode_hook,
-                     compile_model, compile_within, dynamic_shapes, dynamo_session, python_calls,
-                     read_metrics)
+                     clean_dynamo_state, compile_model, compile_within, dynamic_shapes,
+                     dynamo_logs, dynamo_session, python_calls, read_metrics, record_regions)
 from .errors import as_model_error, describe, user_frame_hint
 
 
@@ -182,3 +182,86 @@ def run_counted(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str,
         except Exception as exc:  # the model's own failure is reported by the eager run
             return RawRuntime(0, 0, {}, error=describe(exc))
     return RawRuntime(RUNTIME_CALLS, counter.calls, dict(counts))
+
+
+@dataclass
+class RawRegion:
+    """One compiled region of a program and its run-time counts, uninterpreted."""
+
+    name: str
+    kind: str  # module | function
+    compiled_at: list[tuple[str, int, str]]  # the stack of its torch.compile call
+    calls: int
+    graph_calls: int
+    python_calls: dict[CodeKey, int]  # calls of each code object inside the region
+
+
+@dataclass
+class RawProgram:
+    """What a whole program's compiles and compiled calls produced, uninterpreted."""
+
+    capture: RawCapture  # the records, with ``explain`` built from every graph the program made
+    regions: list[RawRegion]
+    graph_calls_outside: int  # graph calls made outside any region (none expected)
+    recompile_stacks: list[list[tuple[str, int, str]]]  # the stack of each recompile record
+
+
+class ProgramCapture:
+    """Records a program while it runs; :meth:`snapshot` reads what it has so far (also when
+    the program is stopped half-way)."""
+
+    def __init__(self, recorder: Any, session_logs: tuple[list[str], list[str], list[str]],
+                 events: list[CodeEvent], stacks: list[Any], notes: list[str],
+                 output: io.StringIO | None, started: float) -> None:
+        self._recorder = recorder
+        self._logs = session_logs
+        self._events = events
+        self._stacks = stacks
+        self._notes = notes
+        self._output = output
+        self._started = started
+
+    def snapshot(self) -> RawProgram:
+        breaks, recompiles, other = self._logs
+        notes = list(self._notes)
+        capture = RawCapture(
+            explain=self._recorder.explain.output(), explain_error=None,
+            graph_break_logs=list(breaks), recompile_logs=list(recompiles),
+            code_events=list(self._events), metrics=read_metrics(notes), dynamo_log=list(other),
+            model_output=self._output.getvalue() if self._output is not None else "",
+            seconds=time.perf_counter() - self._started, notes=notes)
+        regions = [RawRegion(r.name, r.kind, r.compiled_at, r.calls, r.graph_calls,
+                             _by_key(r.python_calls)) for r in list(self._recorder.regions)]
+        return RawProgram(capture, regions, self._recorder.outside.graph_calls,
+                          list(self._stacks))
+
+
+def _by_key(counts: dict[Any, int]) -> dict[CodeKey, int]:
+    """Calls per code object -> per (name, file, first line): Dynamo runs a frame's transformed
+    code under a new code object with the same identity."""
+    out: dict[CodeKey, int] = {}
+    for code, n in list(counts.items()):
+        key = (code.co_name, code.co_filename, code.co_firstlineno)
+        out[key] = out.get(key, 0) + n
+    return out
+
+
+@contextlib.contextmanager
+def program_capture(*, capture_only: bool, verbose: bool,
+                    quiet: bool) -> Iterator[ProgramCapture]:
+    """Record everything ``torch.compile`` does while the block runs a program, leaving the
+    program as it is: its backend (unless ``capture_only``), its grad mode, warnings and
+    output (``quiet``: its output is kept for the report instead)."""
+    notes: list[str] = []
+    stacks: list[Any] = []
+    output = io.StringIO() if quiet else None
+    redirect = contextlib.ExitStack()
+    if output is not None:
+        redirect.enter_context(contextlib.redirect_stdout(output))
+        redirect.enter_context(contextlib.redirect_stderr(output))
+    clean_dynamo_state()
+    with dynamo_logs(verbose, notes, recompile_stacks=stacks) as logs, \
+            bytecode_hook(notes) as events, record_regions(notes,
+                                                           capture_only=capture_only) as rec, \
+            redirect:
+        yield ProgramCapture(rec, logs, events, stacks, notes, output, time.perf_counter())

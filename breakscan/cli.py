@@ -27,7 +27,7 @@ from .options import DEFAULT_TIMEOUT_S
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Find, explain and fix torch.compile graph breaks.",
                   context_settings={"help_option_names": ["-h", "--help"]})
-SUBCOMMANDS = {"scan", "check", "compare", "lint", "rules", "version"}
+SUBCOMMANDS = {"scan", "run", "check", "compare", "lint", "rules", "version"}
 
 
 class OutputFormat(str, Enum):
@@ -38,6 +38,19 @@ class OutputFormat(str, Enum):
     github = "github"
     markdown = "markdown"
     html = "html"
+
+
+# Options that scan and run share (one definition, one help text).
+_MAX_BREAKS = typer.Option(None, min=0, help="Gate: fail (exit 1) above this many root-cause "
+                           "breaks.")
+_MAX_GRAPHS = typer.Option(None, min=0, help="Gate: fail above this many graphs.")
+_FAIL_ON = typer.Option(None, help="Gate: fail on any break of these categories, e.g. "
+                        "item,data_dependent_branch.")
+_FULLGRAPH = typer.Option(False, "--fullgraph", help="Gate: zero breaks and no skipped frames.")
+_BASELINE = typer.Option(None, help="Gate: fail only on regressions against this baseline file.")
+_OUTPUT = typer.Option(None, "--output", "-o", help="Write the report here (with a file "
+                       "--format).")
+_HTML = typer.Option(None, "--html", help="Also write a self-contained HTML report to this file.")
 
 
 def make_console() -> Console:
@@ -135,29 +148,22 @@ def scan(
                              "before/after graphs, breaks and latency (implies --time)."),
     write: bool = typer.Option(False, "--write", help="With --fix: apply the verified source "
                                "fixes to your files (a .breakscan.bak backup is kept)."),
-    max_breaks: Optional[int] = typer.Option(None, min=0, help="Gate: fail (exit 1) above this "
-                                             "many root-cause breaks."),
-    max_graphs: Optional[int] = typer.Option(None, min=0, help="Gate: fail above this many "
-                                             "graphs."),
+    max_breaks: Optional[int] = _MAX_BREAKS,
+    max_graphs: Optional[int] = _MAX_GRAPHS,
     max_recompiles: Optional[int] = typer.Option(None, min=0, help="Gate: fail above this many "
                                                  "recompiles (needs --vary-batch/--shapes)."),
     max_graph_calls: Optional[int] = typer.Option(None, min=0, help="Gate: fail above this "
                                                   "many compiled-graph calls per model call "
                                                   "(counted at run time: a graph in a loop "
                                                   "counts every time it runs)."),
-    fail_on: Optional[str] = typer.Option(None, help="Gate: fail on any break of these "
-                                          "categories, e.g. item,data_dependent_branch."),
-    fullgraph: bool = typer.Option(False, "--fullgraph", help="Gate: zero breaks and no "
-                                   "skipped frames."),
-    baseline: Optional[Path] = typer.Option(None, help="Gate: fail only on regressions against "
-                                            "this baseline file."),
+    fail_on: Optional[str] = _FAIL_ON,
+    fullgraph: bool = _FULLGRAPH,
+    baseline: Optional[Path] = _BASELINE,
     write_baseline: Optional[Path] = typer.Option(None, help="Record this scan as the "
                                                   "baseline."),
     output_format: OutputFormat = typer.Option(OutputFormat.terminal, "--format", "-f"),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report here "
-                                          "(with a file --format)."),
-    html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained HTML "
-                                        "report to this file."),
+    output: Optional[Path] = _OUTPUT,
+    html: Optional[Path] = _HTML,
     timeout: float = typer.Option(DEFAULT_TIMEOUT_S, min=0, help="Stop a scan that takes longer "
                                   "than this many seconds (0: no limit); exit 3 with a partial "
                                   "report."),
@@ -174,7 +180,6 @@ def scan(
     The scan runs in a child process: a model that hangs, crashes or exits ends with exit 3,
     a one-line error naming the stage, and the report of the stages that finished.
     """
-    from .gate import write_baseline as save_baseline
     from .options import Limits, ScanOptions, TimingOptions, gate_options
     from .runner import run_model
 
@@ -206,19 +211,33 @@ def scan(
             stopped = _fix(target, options, run.result, limits, write)
             if stopped is not None:  # interrupted mid-way: report what was verified so far
                 run.error, run.exit_code = stopped
-        if write_baseline is not None and run.error is None:
-            try:
-                save_baseline(write_baseline, [run.result])
-            except OSError as exc:
-                raise UsageError(f"cannot write {write_baseline}: {exc.strerror}") from None
-        if run.result is not None or output_format is not OutputFormat.terminal:
-            _emit([run], output_format, output, quiet=quiet, verbose=verbose, single=True)
-        if html is not None:
-            _write_html([run], html)
-        if write_baseline is not None and run.error is None:
-            make_console().print(f"wrote baseline {write_baseline}", highlight=False)
+        _report_one(run, output_format, output, html, write_baseline, quiet=quiet,
+                    verbose=verbose)
     except BreakscanError as exc:
         _fail(exc, debug)
+    _end_one(run, debug)
+
+
+def _report_one(run, output_format: OutputFormat, output: Optional[Path], html: Optional[Path],
+                write_baseline: Optional[Path], *, quiet: bool, verbose: bool) -> None:
+    """A single run's report (and baseline): what ``scan`` and ``run`` print and write."""
+    from .gate import write_baseline as save_baseline
+
+    if write_baseline is not None and run.error is None:
+        try:
+            save_baseline(write_baseline, [run.result])
+        except OSError as exc:
+            raise UsageError(f"cannot write {write_baseline}: {exc.strerror}") from None
+    if run.result is not None or output_format is not OutputFormat.terminal:
+        _emit([run], output_format, output, quiet=quiet, verbose=verbose, single=True)
+    if html is not None:
+        _write_html([run], html)
+    if write_baseline is not None and run.error is None:
+        make_console().print(f"wrote baseline {write_baseline}", highlight=False)
+
+
+def _end_one(run, debug: bool) -> None:
+    """A single run's exit: its one-line error (exit 3, 130…), or the gate's exit 1."""
     if run.error is not None:
         _fail_run(run, debug)
     if run.exit_code:
@@ -302,6 +321,79 @@ def _fail_run(run, debug: bool) -> None:
         err.print(run.detail, markup=False)
     err.print(f"breakscan: {'' if run.interrupted else 'error: '}{run.error}", markup=False)
     raise typer.Exit(run.exit_code)
+
+
+@app.command(context_settings={"allow_interspersed_args": False,
+                                "ignore_unknown_options": True})
+def run(
+    program: Optional[List[str]] = typer.Argument(
+        None, metavar="SCRIPT [ARGS]...", help="The program and its own arguments, as you "
+        "would give them to python (put -- before SCRIPT if it starts with a dash)."),
+    module: Optional[str] = typer.Option(None, "-m", "--module", help="Run a module as "
+                                         "python -m MODULE does; the arguments are its own."),
+    capture_only: bool = typer.Option(False, "--capture-only", help="Swap every backend for "
+                                      "'eager': a fast break and recompile scan (no inductor "
+                                      "compile; the report says so)."),
+    max_breaks: Optional[int] = _MAX_BREAKS,
+    max_graphs: Optional[int] = _MAX_GRAPHS,
+    max_recompiles: Optional[int] = typer.Option(None, min=0, help="Gate: fail above this many "
+                                                 "recompiles over the run."),
+    max_graph_calls: Optional[int] = typer.Option(None, min=0, help="Gate: fail when a region "
+                                                  "makes more than this many compiled-graph "
+                                                  "calls per call."),
+    fail_on: Optional[str] = _FAIL_ON,
+    fullgraph: bool = _FULLGRAPH,
+    baseline: Optional[Path] = _BASELINE,
+    write_baseline: Optional[Path] = typer.Option(None, help="Record this run as the "
+                                                  "baseline."),
+    output_format: OutputFormat = typer.Option(OutputFormat.terminal, "--format", "-f"),
+    output: Optional[Path] = _OUTPUT,
+    html: Optional[Path] = _HTML,
+    timeout: float = typer.Option(0, min=0, help="Stop the program after this many seconds "
+                                  "(default 0: no limit); exit 3 with the report of what it "
+                                  "compiled so far."),
+    memory_limit: Optional[int] = typer.Option(None, min=1, help="Memory limit of the program "
+                                               "in MB."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Keep the program's output in the "
+                               "report (not the terminal) and print only the summary lines."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Also show Dynamo's own logs "
+                                 "(and, with --quiet, what the program printed)."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+) -> None:
+    """Run a whole program (python SCRIPT ARGS / -m MODULE ARGS) unchanged and report every
+    graph break, recompile and compiled region torch.compile met in it.
+
+    Everything after SCRIPT (or after -m MODULE) belongs to the program. It keeps its own
+    sys.argv, working directory, environment, stdin and stdout; its exit status is reported,
+    and a program that fails or is stopped ends with exit 3 and the report of what it compiled.
+    """
+    from .options import Limits, ProgramOptions, gate_options
+    from .runner import run_program
+
+    try:
+        words = list(program or ())
+        script = None if module is not None else (words.pop(0) if words else None)
+        options = ProgramOptions(script=script, module=module, args=tuple(words),
+                                 capture_only=capture_only, quiet=quiet, verbose=verbose)
+        options.check()
+        _check_output(output, output_format)
+        label = " ".join(options.command)
+        gate = gate_options(max_breaks=max_breaks, max_graphs=max_graphs,
+                            max_recompiles=max_recompiles, max_graph_calls=max_graph_calls,
+                            fail_on=fail_on, fullgraph=fullgraph,
+                            baseline=str(baseline) if baseline else None, target=label)
+        limits = Limits(timeout=timeout, memory_limit_mb=memory_limit)
+        with live_status(label, enabled=quiet and output_format is OutputFormat.terminal
+                         and output is None) as on_stage:
+            outcome = run_program(options, gate, limits, on_stage=on_stage)
+        if outcome.error is not None and outcome.result is None and \
+                outcome.exit_code != EXIT_MODEL_FAILED and not outcome.interrupted:
+            _fail_run(outcome, debug)  # bad input: nothing ran, nothing to report
+        _report_one(outcome, output_format, output, html, write_baseline, quiet=quiet,
+                    verbose=verbose)
+    except BreakscanError as exc:
+        _fail(exc, debug)
+    _end_one(outcome, debug)
 
 
 @app.command()

@@ -14,8 +14,10 @@ import io
 import logging
 import os
 import sys
+import threading
+import traceback
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 import torch
@@ -48,9 +50,10 @@ class FrameMetric:
 
 
 class _ListHandler(logging.Handler):
-    def __init__(self, sink: list[str]):
+    def __init__(self, sink: list[str], stacks: list[list[tuple[str, int, str]]] | None = None):
         super().__init__(logging.DEBUG)
         self.sink = sink
+        self.stacks = stacks  # the Python stack at each record (who made the call that compiled)
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -59,6 +62,9 @@ class _ListHandler(logging.Handler):
                 # The "frame skipped" variant carries the Unsupported message only here.
                 text += "\n" + str(record.exc_info[1])
             self.sink.append(text)
+            if self.stacks is not None:
+                self.stacks.append([(f.filename, f.lineno or 0, f.name)
+                                    for f in traceback.extract_stack()])
         except Exception:  # a log handler must never break the scan
             pass
 
@@ -73,11 +79,14 @@ def _logging_internal() -> Any | None:
 
 
 @contextlib.contextmanager
-def dynamo_logs(verbose: bool, notes: list[str]) -> Iterator[tuple[list[str], list[str], list[str]]]:
+def dynamo_logs(verbose: bool, notes: list[str],
+                recompile_stacks: list[list[tuple[str, int, str]]] | None = None
+                ) -> Iterator[tuple[list[str], list[str], list[str]]]:
     """Route Dynamo's break/recompile artifacts into lists; keep the rest off the terminal.
 
     Yields (graph_break_logs, recompile_logs, other_dynamo_log). With ``verbose`` Dynamo's own
-    handlers stay in place so its messages also reach stderr. Logging state is restored after.
+    handlers stay in place so its messages also reach stderr. ``recompile_stacks`` gets the
+    Python stack of each recompile record. Logging state is restored after.
     """
     breaks: list[str] = []
     recompiles: list[str] = []
@@ -109,7 +118,8 @@ def dynamo_logs(verbose: bool, notes: list[str]) -> Iterator[tuple[list[str], li
             if qname.endswith("__graph_breaks") or qname.endswith("__recompiles"):
                 log = logging.getLogger(qname)
                 sink = breaks if qname.endswith("__graph_breaks") else recompiles
-                log.handlers = [_ListHandler(sink)]
+                log.handlers = [_ListHandler(sink, None if sink is breaks else
+                                             recompile_stacks)]
                 log.setLevel(logging.DEBUG)
                 log.propagate = verbose
         yield breaks, recompiles, other
@@ -315,3 +325,176 @@ def dynamic_shapes(dynamic: bool | None) -> contextlib.AbstractContextManager[An
     if dynamic:
         return config.patch(assume_static_by_default=False)
     return config.patch(automatic_dynamic_shapes=False, assume_static_by_default=True)
+
+
+@dataclass
+class Region:
+    """One callable a program compiled (``torch.compile(model)``, ``@torch.compile``,
+    ``model.compile()``) and what it did at run time, counted while the program ran."""
+
+    name: str  # the model's class or the function's qualified name
+    kind: str  # "module" or "function"
+    compiled_at: list[tuple[str, int, str]]  # the stack of the torch.compile call (file, line, fn)
+    calls: int = 0  # times the program called it
+    graph_calls: int = 0  # compiled-graph calls made inside those calls
+    python_calls: dict[Any, int] = field(default_factory=dict)  # code object -> calls inside it
+
+
+class RegionRecorder:
+    """What every compiled region of a program did: its calls, its graph calls, the Python code
+    that ran inside it (resume functions, skipped frames), and every graph (``explain``: an
+    ``ExplainWithBackend`` fed the same graphs the user's backend gets)."""
+
+    def __init__(self, explain: Any) -> None:
+        self.regions: list[Region] = []
+        self.explain = explain
+        self.outside = Region("<outside any region>", "none", [])  # graph calls of no region
+        self._local = threading.local()
+
+    def stack(self) -> list[Region]:
+        stack = getattr(self._local, "stack", None)
+        if stack is None:
+            stack = self._local.stack = []
+        return stack
+
+    def current(self) -> Region:
+        stack = self.stack()
+        return stack[-1] if stack else self.outside
+
+
+def _region_of(fn: Any) -> tuple[str, str]:
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, torch.nn.Module):
+        return type(owner).__name__, "module"
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn)), "function"
+
+
+@contextlib.contextmanager
+def record_regions(notes: list[str], *, capture_only: bool = False) -> Iterator[RegionRecorder]:
+    """Record every region the code run inside the block compiles, keeping the user's backend
+    (``capture_only``: every backend swapped for ``eager``, no inductor compile).
+
+    Patches Dynamo internals, feature-detected: ``_TorchDynamoContext.__call__`` (each
+    ``torch.compile`` wrapping a callable becomes a region, counted on entry through the
+    context's ``enter_exit_hooks``), ``OutputGraph.call_user_compiler`` (each graph recorded,
+    its compiled function counted per call) and ``convert_frame._compile`` (the profile hook
+    that counts Python calls inside a region is off while Dynamo compiles: compiling is not
+    what the program's steady state runs, and profiling it would slow it down).
+    """
+    from torch._dynamo.backends.debugging import ExplainWithBackend
+
+    context = getattr(getattr(torch._dynamo, "eval_frame", None), "_TorchDynamoContext", None)
+    output_graph = getattr(getattr(torch._dynamo, "output_graph", None), "OutputGraph", None)
+    convert_frame = getattr(torch._dynamo, "convert_frame", None)
+    recorder = RegionRecorder(ExplainWithBackend(_eager_backend))
+    if context is None or not hasattr(output_graph, "call_user_compiler") or \
+            not hasattr(convert_frame, "_compile"):
+        notes.append("this torch lacks _TorchDynamoContext, OutputGraph.call_user_compiler or "
+                     "convert_frame._compile: regions and run-time counts unavailable")
+        yield recorder
+        return
+    never_traced(record_regions, RegionRecorder)
+    wrap_callable = context.__call__
+    call_user_compiler = output_graph.call_user_compiler
+    compile_frame = convert_frame._compile
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            counts = recorder.current().python_calls
+            counts[frame.f_code] = counts.get(frame.f_code, 0) + 1
+
+    def enter_hook(region: Region) -> Callable[[], Callable[[], None]]:
+        def enter() -> Callable[[], None]:
+            stack = recorder.stack()
+            region.calls += 1
+            outermost = not stack
+            stack.append(region)
+            previous = sys.getprofile() if outermost else None
+            if outermost:
+                sys.setprofile(profile)
+
+            def leave() -> None:
+                stack.pop()
+                if outermost:
+                    sys.setprofile(previous)
+
+            return leave
+
+        return enter
+
+    def compiling(*args: Any, **kwargs: Any) -> Any:
+        previous = sys.getprofile()
+        if previous is profile:
+            sys.setprofile(None)
+        try:
+            return compile_frame(*args, **kwargs)
+        finally:
+            if previous is profile:
+                sys.setprofile(profile)
+
+    def patched_wrap(self: Any, fn: Any) -> Any:
+        wrapped = wrap_callable(self, fn)
+        hooks = getattr(self, "enter_exit_hooks", None)
+        if callable(self.callback) and not isinstance(fn, torch.nn.Module) and \
+                isinstance(hooks, list) and not getattr(self, "_breakscan_region", None):
+            name, kind = _region_of(fn)
+            stack = [(f.filename, f.lineno or 0, f.name) for f in traceback.extract_stack()[:-1]]
+            region = Region(name, kind, stack)
+            recorder.regions.append(region)
+            self._breakscan_region = region
+            hooks.append(enter_hook(region))
+        return wrapped
+
+    def patched_compiler(self: Any, gm: Any, example_inputs: Any) -> Any:
+        recorder.explain(gm, example_inputs)  # records the graph, compiles nothing
+        if capture_only:
+            user_backend, self.compiler_fn = self.compiler_fn, _eager_backend
+            try:
+                compiled = call_user_compiler(self, gm, example_inputs)
+            finally:
+                self.compiler_fn = user_backend
+        else:
+            compiled = call_user_compiler(self, gm, example_inputs)
+
+        def counted(*args: Any) -> Any:
+            recorder.current().graph_calls += 1
+            return compiled(*args)
+
+        counted.__dict__.update(getattr(compiled, "__dict__", {}))  # e.g. _boxed_call
+        return counted
+
+    context.__call__ = patched_wrap
+    output_graph.call_user_compiler = patched_compiler
+    convert_frame._compile = compiling
+    try:
+        yield recorder
+    finally:
+        context.__call__ = wrap_callable
+        output_graph.call_user_compiler = call_user_compiler
+        convert_frame._compile = compile_frame
+
+
+def _eager_backend(gm: Any, example_inputs: Any) -> Callable[..., Any]:
+    return gm.forward
+
+
+def never_traced(*objects: Any) -> None:
+    """Make Dynamo run these functions (classes: their methods; nested functions too) as plain
+    Python: breakscan's hooks run inside the program's compiled regions, where Dynamo would
+    otherwise trace them like user code (``eval_frame.skip_code``, feature-detected)."""
+    import types
+
+    skip = getattr(getattr(torch._dynamo, "eval_frame", None), "skip_code", None)
+    if skip is None:
+        return
+    codes = []
+    for obj in objects:
+        fn = getattr(obj, "__wrapped__", obj)
+        if isinstance(fn, type):
+            codes += [f.__code__ for f in vars(fn).values() if hasattr(f, "__code__")]
+        elif hasattr(fn, "__code__"):
+            codes.append(fn.__code__)
+    while codes:
+        code = codes.pop()
+        skip(code)
+        codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]

@@ -174,15 +174,21 @@ def where(frames: Iterable[Frame], *, with_function: bool = False) -> str:
                                                 if with_function and frame.function else "")
 
 
-def model_stack(stack: list[Frame]) -> list[Frame]:
-    """The part of a Dynamo user stack that belongs to the model.
+def _launcher(path: str) -> bool:
+    """``runpy``, which starts a program for ``breakscan run`` (as for ``python -m``)."""
+    return path == "<frozen runpy>" or (os.path.basename(path) == "runpy.py" and
+                                        is_stdlib_file(path))
 
-    Dynamo prepends the frames above the compiled call (breakscan, the CLI, pytest…); cut after
-    breakscan's own last frame and drop torch's ``nn.Module`` call machinery.
+
+def model_stack(stack: list[Frame]) -> list[Frame]:
+    """The part of a Dynamo user stack that belongs to the model (or the program).
+
+    Dynamo prepends the frames above the compiled call (breakscan, the CLI, pytest, runpy…);
+    cut after breakscan's or runpy's last frame and drop torch's ``nn.Module`` call machinery.
     """
     start = 0
     for idx, frame in enumerate(stack):
-        if is_own_file(frame.file):
+        if is_own_file(frame.file) or _launcher(frame.file):
             start = idx + 1
     return [f for f in stack[start:] if not (is_torch_file(f.file) and f.function in
                                               ("_call_impl", "_wrapped_call_impl", "__call__"))]

@@ -10,9 +10,10 @@ when timed, fires per call × graph splits when not.
 from __future__ import annotations
 
 from .analyse import OWNER_RANK, break_at, resume_line
-from .capture import RawRuntime
+from .capture import RawRegion, RawRuntime
 from .dynamo import CodeKey
-from .result import RootBreak, ScanResult
+from .frames import Frame, user_frame
+from .result import ProgramRegion, RootBreak, ScanResult
 
 
 def _per_call(count: float, calls: int) -> float:
@@ -84,6 +85,60 @@ def apply_runtime(result: ScanResult, raw: RawRuntime) -> None:
         elif brk.resume_functions or brk.frame_skipped or brk.skip_kind == "rest_of_frame":
             brk.fires_per_call = 0.0  # it broke on the captured call, not in the steady state
     rank(result)
+
+
+def apply_regions(result: ScanResult, regions: list[RawRegion]) -> list[ProgramRegion]:
+    """``breakscan run``: per region, its calls, graph calls, returns to Python and frames run
+    eagerly; per break, its fires over the run (``fires``) and per call of the region it fired
+    in (``fires_per_call``, summed over regions). The summary's per-call numbers are the worst
+    region's, so ``--max-graph-calls N`` means "no region makes more than N graph calls per
+    call"."""
+    rest = _rest_of_frame(result)
+    skipped = {(f.name, f.file, f.first_line) for f in result.frames if f.skipped}
+    fires: dict[int, int] = {}
+    per_call: dict[int, float] = {}
+    out = []
+    for region in regions:
+        gaps = sum(n for key, n in region.python_calls.items()
+                   if resume_line(key[0]) is not None or key in rest)
+        eagerly = sum(n for key, n in region.python_calls.items() if key in skipped)
+        here: dict[int, int] = {}
+        for key, count in region.python_calls.items():
+            idx = break_of_code(result, key, rest)
+            if idx is not None:  # a nested break resumes every enclosing frame: count it once
+                here[idx] = max(here.get(idx, 0), count)
+        for idx, count in here.items():
+            fires[idx] = fires.get(idx, 0) + count
+            if region.calls:
+                per_call[idx] = per_call.get(idx, 0.0) + count / region.calls
+        calls = region.calls
+        out.append(ProgramRegion(
+            name=region.name, kind=region.kind, compiled_at=compiled_at(region.compiled_at),
+            calls=calls, graph_calls=region.graph_calls, eager_gaps=gaps,
+            frames_run_eagerly=eagerly,
+            graph_calls_per_call=_per_call(region.graph_calls, calls) if calls else None,
+            eager_gaps_per_call=_per_call(gaps, calls) if calls else None,
+            frames_run_eagerly_per_call=_per_call(eagerly, calls) if calls else None))
+    for idx, brk in enumerate(result.breaks):
+        if idx in fires:
+            brk.fires, brk.fires_per_call = fires[idx], round(per_call.get(idx, 0.0), 2)
+        elif brk.resume_functions or brk.frame_skipped or brk.skip_kind == "rest_of_frame":
+            brk.fires, brk.fires_per_call = 0, 0.0
+    called = [r for r in out if r.calls]
+    s = result.summary
+    s.runtime_calls = sum(r.calls for r in out)
+    if called:
+        s.graph_calls_per_call = max(r.graph_calls_per_call or 0.0 for r in called)
+        s.eager_gaps_per_call = max(r.eager_gaps_per_call or 0.0 for r in called)
+        s.frames_run_eagerly_per_call = max(r.frames_run_eagerly_per_call or 0.0
+                                            for r in called)
+    rank(result)
+    return out
+
+
+def compiled_at(stack: list[tuple[str, int, str]]) -> Frame | None:
+    """The user's line that called ``torch.compile`` (or ``model.compile()``)."""
+    return user_frame(Frame(file, line, fn) for file, line, fn in stack)
 
 
 def apply_costs(result: ScanResult, gaps: dict[CodeKey, float],

@@ -37,11 +37,13 @@ from .result import ModelRun, ScanResult
 
 _DUMP_GRACE_S = 0.5  # before the deadline, the child is asked to print its stack (SIGUSR1)
 _PROGRESS_EVERY_S = 0.25  # the live line reads progress events this often, at most
+_SNAPSHOT_GRACE_S = 10.0  # how long a stopped job may take to save what it has
 
 
 def run_isolated(job: str, request: dict[str, Any], *, target: str,
                  limits: Limits = Limits(),
-                 on_stage: Callable[[str], None] | None = None) -> ModelRun:
+                 on_stage: Callable[[str], None] | None = None,
+                 inherit_stdio: bool = False) -> ModelRun:
     """Run ``job`` (``module:function``) on ``request`` in a child process; never raises for
     anything the model does.
 
@@ -50,6 +52,10 @@ def run_isolated(job: str, request: dict[str, Any], *, target: str,
     returned run has ``error`` and ``stage`` set when the job did not finish, and ``result``
     holds what the finished stages found (``partial``). ``on_stage(name)`` is called in this
     process as the child enters each stage, or reports progress within one (a live line).
+    ``inherit_stdio`` gives the child this process's stdin, stdout and stderr (a program run
+    talks to the terminal as it would without breakscan); otherwise they are files it keeps.
+    A job that registered :func:`when_stopped` is asked for its result before a timeout or an
+    interruption kills it.
     """
     timeout = limits.timeout
     with tempfile.TemporaryDirectory(prefix="breakscan-") as tmp:
@@ -58,22 +64,26 @@ def run_isolated(job: str, request: dict[str, Any], *, target: str,
             {"job": job, "request": request, "memory_limit_mb": limits.memory_limit_mb}))
         started = time.monotonic()
         with open(work / "stdout", "wb") as out, open(work / "stderr", "wb") as err:
+            streams: dict[str, Any] = {} if inherit_stdio else \
+                {"stdin": subprocess.DEVNULL, "stdout": out, "stderr": err}
             child = subprocess.Popen(
-                [sys.executable, "-m", "breakscan.isolate", str(work)], stdin=subprocess.DEVNULL,
-                stdout=out, stderr=err, start_new_session=True, cwd=os.getcwd())
+                [sys.executable, "-m", "breakscan.isolate", str(work)], **streams,
+                start_new_session=True, cwd=os.getcwd())
             timed_out = False
             interrupted = None
             grace = min(_DUMP_GRACE_S, timeout / 10) if timeout else 0.0
             try:
-                _wait(child, work, (timeout - grace) if timeout else None, on_stage)
-            except subprocess.TimeoutExpired:
-                timed_out = _dump_stack_then_kill(child, grace)
-            except (KeyboardInterrupt, Interrupted) as exc:  # Ctrl-C, SIGTERM, SIGHUP
-                interrupted = interrupt_signal(exc)
-            except BaseException:
-                _kill_group(child)
-                raise
-            _kill_group(child)  # the whole group: inductor's compile workers outlive a child
+                try:
+                    _wait(child, work, (timeout - grace) if timeout else None, on_stage)
+                except subprocess.TimeoutExpired:
+                    timed_out = _dump_stack_then_kill(child, grace)
+                    if timed_out:
+                        _ask_for_result(child, work)
+                except (KeyboardInterrupt, Interrupted) as exc:  # Ctrl-C, SIGTERM, SIGHUP
+                    interrupted = interrupt_signal(exc)
+                    _ask_for_result(child, work)
+            finally:
+                _kill_group(child)  # the whole group: inductor's compile workers outlive a child
         return _outcome(target, work, child.returncode, timed_out=timed_out,
                         timeout=timeout, seconds=time.monotonic() - started,
                         interrupted=interrupted)
@@ -113,17 +123,32 @@ def _kill_group(child: subprocess.Popen) -> None:
 
 
 def _dump_stack_then_kill(child: subprocess.Popen, grace: float) -> bool:
-    """Ask for the stack, give the child its last ``grace`` seconds, then kill; True if killed."""
+    """Ask for the stack and give the child its last ``grace`` seconds; True if it is still
+    running then (the caller kills it)."""
     try:
         child.send_signal(signal.SIGUSR1)  # faulthandler prints every thread's stack
         child.wait(timeout=grace)
         return False  # finished within its time after all
     except subprocess.TimeoutExpired:
-        pass
+        return True
     except ProcessLookupError:
         return False
-    _kill_group(child)
-    return True
+
+
+def _ask_for_result(child: subprocess.Popen, work: Path) -> None:
+    """A job that can report half-way (``when_stopped``) is asked to save its result now
+    (SIGUSR2); wait until it has, it exits, or ``_SNAPSHOT_GRACE_S`` pass."""
+    if child.poll() is not None or not any("snapshots" in e for e in _read_events(work)):
+        return
+    try:
+        child.send_signal(signal.SIGUSR2)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + _SNAPSHOT_GRACE_S
+    while time.monotonic() < deadline and child.poll() is None:
+        if any("snapshot" in e for e in _read_events(work)):
+            return
+        time.sleep(0.05)
 
 
 def _read_events(work: Path) -> list[dict[str, Any]]:
@@ -166,7 +191,8 @@ def _outcome(target: str, work: Path, returncode: int, *, timed_out: bool,
     events = _read_events(work)
     stage = next((e["stage"] for e in reversed(events) if "stage" in e), "start-up")
     final = next((e for e in reversed(events) if "done" in e or "error" in e), None)
-    stderr = (work / "stderr").read_text(errors="replace")
+    stack = (work / "stack").read_text(errors="replace") if (work / "stack").exists() else ""
+    stderr = (work / "stderr").read_text(errors="replace") + stack
     tail = "\n".join(stderr.strip().splitlines()[-40:])
     if final is not None and "done" in final and not timed_out and interrupted is None:
         result = _read_partial(work)
@@ -180,7 +206,8 @@ def _outcome(target: str, work: Path, returncode: int, *, timed_out: bool,
         message, code, detail = final["error"], final["exit_code"], final.get("traceback", "")
     elif timed_out:
         where = user_line_from_stack(stderr)
-        message = (f"timed out after {timeout:g} s during {stage}{where}; the model may hang "
+        what = "program" if stage.startswith("program") else "model"
+        message = (f"timed out after {timeout:g} s during {stage}{where}; the {what} may hang "
                    "(raise --timeout if it is just slow)")
         code, detail = EXIT_MODEL_FAILED, tail
     elif returncode < 0:
@@ -238,6 +265,31 @@ class _Reporter:
             self.events.flush()
 
 
+_STOP_REPORTER: "_Reporter | None" = None
+_STOP_RESULT: Callable[[], Any] | None = None
+
+
+def when_stopped(build: Callable[[], Any] | None) -> None:
+    """Called by a job in the child: ``build()`` makes its result so far, saved when a timeout
+    or an interruption is about to kill the job (None: no longer). A no-op outside a child."""
+    global _STOP_RESULT
+    _STOP_RESULT = build
+    if build is not None and _STOP_REPORTER is not None:
+        _STOP_REPORTER.emit(snapshots=True)
+
+
+def _save_when_asked(signum: int, frame: Any) -> None:
+    """SIGUSR2 from the parent: save the job's result so far, then let it be killed."""
+    build, reporter = _STOP_RESULT, _STOP_REPORTER
+    if build is None or reporter is None:
+        return
+    try:
+        reporter.save(build())
+    except BaseException:  # noqa: BLE001 - the earlier partial result stays
+        pass
+    reporter.emit(snapshot=True)
+
+
 def _limit_memory(megabytes: int | None) -> None:
     if not megabytes:
         return
@@ -253,13 +305,19 @@ def _limit_memory(megabytes: int | None) -> None:
 def _child_main(work: Path) -> int:
     import faulthandler
 
-    faulthandler.enable(all_threads=True)
-    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    # This file runs as __main__; jobs import it as breakscan.isolate: keep the stop state there.
+    from breakscan import isolate as imported
+
+    # Stacks go to a file of their own: a program run keeps the terminal's stderr.
+    stack_file = open(work / "stack", "w")
+    faulthandler.enable(file=stack_file, all_threads=True)
+    faulthandler.register(signal.SIGUSR1, file=stack_file, all_threads=True)
+    signal.signal(signal.SIGUSR2, imported._save_when_asked)
     # Temporary folders of this scan (a fix's rewritten copy) live in the work folder, which
     # the parent removes even when it had to kill this process.
     os.environ["BREAKSCAN_WORK"] = str(work)
     request = json.loads((work / "request.json").read_text())
-    reporter = _Reporter(work)
+    reporter = imported._STOP_REPORTER = _Reporter(work)
     try:
         _limit_memory(request.get("memory_limit_mb"))
         import importlib

@@ -348,6 +348,47 @@ class Limits:
 
 
 # [tool.breakscan] keys (the CLI's option names without the dashes) and the field each sets.
+@dataclass(frozen=True)
+class ProgramOptions:
+    """``breakscan run``: the program (a script or ``-m module``) with its own arguments, and how
+    to record it (read by :mod:`breakscan.program` and :func:`breakscan.pipeline.run_program`)."""
+
+    script: str | None = None
+    module: str | None = None
+    args: tuple[str, ...] = ()  # the program's own sys.argv[1:]
+    capture_only: bool = False  # every backend swapped for "eager": a fast break/recompile scan
+    quiet: bool = False  # the program's output goes into the report instead of the terminal
+    verbose: bool = False  # Dynamo's own logs shown
+
+    @property
+    def command(self) -> list[str]:
+        """The command line the program runs as."""
+        head = ["python", "-m", self.module] if self.module else ["python", str(self.script)]
+        return head + list(self.args)
+
+    def check(self) -> None:
+        """What needs no program run: one of script and module, an existing .py script."""
+        if (self.script is None) == (self.module is None):
+            raise UsageError("give a script (breakscan run train.py ...) or a module "
+                             "(breakscan run -m pkg.module ...)")
+        if self.module is not None and not re.fullmatch(rf"{_IDENT}(\.{_IDENT})*", self.module):
+            raise UsageError(f"-m {self.module}: not a module name (e.g. mypkg.train)")
+        if self.script is not None:
+            path = Path(self.script)
+            if not path.exists():
+                raise UsageError(f"{self.script}: no such file")
+            if not path.is_file():
+                raise UsageError(f"{self.script} is not a file (for a package, use -m "
+                                 f"{path.name} from its parent folder)")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "args": list(self.args)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "ProgramOptions":
+        return cls(**{**data, "args": tuple(data.get("args", ()))})
+
+
 SCAN_KEYS = {"input-shape": "input_shapes", "dtype": "dtype", "device": "device",
              "inputs": "inputs", "init-args": "init_args", "method": "method", "train": "train",
              "vary-batch": "vary_batch", "shapes": "shapes", "dynamic-check": "dynamic_check",

@@ -11,20 +11,21 @@ Or, for a model already in memory, :func:`scan_callable`.
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable
 
 import torch
 
 from .analyse import analyse, compare_calls, python_version
-from .capture import run_counted, run_eager, run_explain
+from .capture import RawProgram, program_capture, run_counted, run_eager, run_explain
 from .errors import UsageError
-from .impact import apply_costs, apply_runtime, eager_frames
+from .impact import apply_costs, apply_regions, apply_runtime, eager_frames
 from .load import (LoadedTarget, describe_inputs, importable_folder, input_sets, load_target,
                    positional_names)
 from .measure import FrameCosts, OnProgress, measure
-from .options import ScanOptions, TimingOptions, parse_input_sets
-from .recompiles import check_recompiles, link_shape_branches
-from .result import ScanResult, StaticFinding, TimingReport
+from .options import ProgramOptions, ScanOptions, TimingOptions, parse_input_sets
+from .recompiles import check_recompiles, link_shape_branches, program_recompiles
+from .result import ProgramReport, ScanResult, StaticFinding, TimingReport
 
 OnStage = Callable[[str, "ScanResult | None"], None]
 
@@ -249,4 +250,76 @@ def scan_callable(model: torch.nn.Module | Callable[..., Any], *args: Any,
     return result
 
 
-__all__ = ["scan", "scan_callable", "scan_loaded", "scan_job", "ScanOptions", "TimingOptions"]
+def run_program(options: ProgramOptions, *, on_stage: OnStage | None = None) -> ScanResult:
+    """``breakscan run``: run the program unchanged, in this process, while recording
+    everything torch.compile does, then analyse it like a scan (breaks, graphs, recompiles) with
+    its regions' counts. A program that fails still gets its report: ``result.program`` says
+    how it ended (``exit_code``, ``error``).
+
+    ``on_stage`` hears the stage; in an isolated child, a timeout or Ctrl-C asks for the report
+    so far (``isolate.when_stopped``), so a stopped program keeps what it compiled.
+    """
+    from .isolate import when_stopped
+    from .program import run_program as execute
+
+    (on_stage or _no_progress)("program", None)
+    with program_capture(capture_only=options.capture_only, quiet=options.quiet,
+                         verbose=options.verbose or bool(os.environ.get("TORCH_LOGS"))) as live:
+        # Built when a timeout or Ctrl-C stops the program, maybe inside a compiled region:
+        # breakscan's own code must not be traced there.
+        when_stopped(torch.compiler.disable(lambda: program_result(options, live.snapshot(),
+                                                                   None)))
+        try:
+            outcome = execute(options)
+        finally:
+            when_stopped(None)
+    return program_result(options, live.snapshot(), outcome)
+
+
+def program_result(options: ProgramOptions, raw: RawProgram,
+                   outcome: Any | None) -> ScanResult:
+    """The report of a program run (``outcome`` None: it has not ended)."""
+    found = analyse(raw.capture)
+    result = ScanResult(
+        target=" ".join(options.command), method="", torch_version=str(torch.__version__),
+        python_version=python_version(), device="", training=False, inputs=[],
+        summary=found.summary, explain=found.explain, graphs=found.graphs, breaks=found.breaks,
+        frames=found.frames, discrepancies=found.discrepancies,
+        capture_seconds=round(raw.capture.seconds, 4), notes=raw.capture.notes,
+        model_output=raw.capture.model_output, dynamo_log=raw.capture.dynamo_log,
+        captured_call="every call the program made")
+    regions = apply_regions(result, raw.regions)
+    result.recompiles = program_recompiles(raw.capture.recompile_logs, raw.recompile_stacks,
+                                           raw.capture.metrics, len(result.graphs))
+    result.summary.recompile_count = len(result.recompiles.recompiles)
+    if raw.graph_calls_outside:
+        result.notes.append(f"{raw.graph_calls_outside} compiled-graph calls ran outside any "
+                            "region breakscan saw being compiled")
+    if options.capture_only:
+        result.notes.append("--capture-only: every torch.compile backend was swapped for "
+                            "\"eager\" (graphs, breaks and recompiles are Dynamo's own; no "
+                            "inductor code ran)")
+    result.program = ProgramReport(
+        command=options.command, exit_code=outcome.exit_code if outcome else None,
+        capture_only=options.capture_only,
+        seconds=round(outcome.seconds if outcome else raw.capture.seconds, 3),
+        regions=regions, error=outcome.error if outcome else None)
+    return result
+
+
+def program_job(request: dict[str, Any], on_stage: OnStage,
+                on_progress: OnProgress) -> ScanResult:
+    """The isolated child's program run: ``{"program": ProgramOptions.to_dict()}``. A program
+    that failed is saved as the partial report, then :class:`ModelError` (exit 3) says how."""
+    from .errors import ModelError
+
+    result = run_program(ProgramOptions.from_dict(request["program"]), on_stage=on_stage)
+    ended = result.program
+    if ended is not None and ended.exit_code:
+        on_stage("program", result)
+        how = f"raised {ended.error}" if ended.error else f"exited with status {ended.exit_code}"
+        raise ModelError(f"the program {how}")
+    return result
+
+
+__all__ = ["scan", "run_program", "scan_callable", "scan_loaded", "scan_job", "ScanOptions", "TimingOptions"]

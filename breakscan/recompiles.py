@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import torch
 
-from .frames import is_torch_file
+from .frames import Frame, is_torch_file, is_user_file
 from .dynamo import dynamo_session, read_metrics
 from .errors import as_model_error
 from .result import Recompile, RecompileReport
@@ -99,6 +99,43 @@ def _run_sets(fn: Callable[..., Any], sets: list[tuple[Any, ...]], *, training: 
                     (f"{last.file}:{last.line}" if last else "?")
                 limit_hits.append(f"{name} ({where})")
     return len(graphs), recompiles, limit_hits
+
+
+def program_recompiles(logs: list[str], stacks: list[list[tuple[str, int, str]]],
+                       metrics: list[Any], graph_count: int) -> RecompileReport:
+    """``breakscan run``: every recompile the program made, with its guard failures, the user
+    lines its guards name, and the user's frames of the call that recompiled."""
+    recompiles: list[Recompile] = []
+    for index, text in enumerate(logs):
+        record = parse_recompile_message(text)
+        if record is None:
+            continue
+        stack = stacks[index] if index < len(stacks) else []
+        record.called_from = [Frame(file, line, fn) for file, line, fn in stack
+                              if is_user_file(file)]
+        recompiles.append(record)
+    hits = [f"{m.name or '?'} ({m.file}:{m.first_line})" for m in metrics
+            if _LIMIT.search(f"{m.fail_type or ''} {m.fail_reason or ''}")]
+    limit = getattr(torch._dynamo.config, "recompile_limit",
+                    getattr(torch._dynamo.config, "cache_size_limit", None))
+    report = RecompileReport(input_sets=[], graph_count=graph_count, recompiles=recompiles,
+                             limit_hits=hits, recompile_limit=limit)
+    reasons = [r for rec in recompiles for r in rec.reasons]
+    advice = []
+    if any("size mismatch" in r for r in reasons):
+        advice.append("An input changed size: compile with dynamic=True, call "
+                      "torch._dynamo.mark_dynamic(x, dim) on the varying dimension before the "
+                      "call, or keep the size fixed (drop_last=True, padding).")
+    if any("requires_grad mismatch" in r for r in reasons):
+        advice.append("A frame was called with inputs that do and do not require grad (the "
+                      "first layer's input and the later layers', say): Dynamo compiles it "
+                      "once for each. It compiles as a frame of its own only because a break "
+                      "cut it out of its caller's graph: fix that break and it is inlined.")
+    if hits:
+        advice.append(f"The recompile limit (torch._dynamo.config.recompile_limit = {limit}) "
+                      f"was hit: {', '.join(hits)} now runs eagerly.")
+    report.suggestion = " ".join(advice) or None
+    return report
 
 
 def _specialised_sets(sets: list[tuple[Any, ...]]) -> list[int]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from .frames import Frame
 
-SCHEMA_VERSION = "1.8"
+SCHEMA_VERSION = "1.9"
 
 
 def whole(value: float | None) -> str:
@@ -121,6 +121,7 @@ class RootBreak:
     # At run time, per model call: how often this break sent the compiled model back to Python
     # (its resume function ran, or the frame it made Dynamo skip ran eagerly). None: not measured.
     fires_per_call: float | None = None
+    fires: int | None = None  # breakscan run: how many times it fired over the whole program
     # With --time: the measured time outside compiled graphs per call spent in this break's
     # gaps, and the compile time of the extra frames it created (None: not timed).
     cost_s_per_call: float | None = None
@@ -191,6 +192,9 @@ class Recompile:
     failed_compile_ids: list[str]
     input_set: int | None  # which input set triggered it
     guard_lines: list[str] = field(default_factory=list)  # user file:line a guard names
+    # breakscan run: the user's frames of the call that recompiled, outermost first (the
+    # program's line that passed the new input, then the model's lines down to the frame).
+    called_from: list[Frame] = field(default_factory=list)
 
 
 @dataclass
@@ -366,6 +370,34 @@ class Summary:
 
 
 @dataclass
+class ProgramRegion:
+    """One callable the program compiled, and what it did over the run."""
+
+    name: str  # the model's class or the function's name
+    kind: str  # module | function
+    compiled_at: Frame | None  # the user's line that called torch.compile
+    calls: int  # times the program called it
+    graph_calls: int  # compiled-graph calls inside those calls
+    eager_gaps: int  # returns to Python mid-frame (resume functions run)
+    frames_run_eagerly: int  # calls of frames Dynamo skipped
+    graph_calls_per_call: float | None = None
+    eager_gaps_per_call: float | None = None
+    frames_run_eagerly_per_call: float | None = None
+
+
+@dataclass
+class ProgramReport:
+    """``breakscan run``: the program, how it ended and its compiled regions."""
+
+    command: list[str]
+    exit_code: int | None  # None: it did not finish (timed out, interrupted)
+    capture_only: bool  # every backend was swapped for "eager"
+    seconds: float
+    regions: list[ProgramRegion]
+    error: str | None = None  # the exception that ended it
+
+
+@dataclass
 class LaterCall:
     """The same model captured again after it has run (its steady state), for comparison."""
 
@@ -416,6 +448,7 @@ class ScanResult:
     # The user's torch.compile settings the scan ran with: backend and mode (the timings),
     # dynamic (capture, run-time counts, recompile check, timings), options (the timings).
     compile_settings: dict[str, Any] = field(default_factory=dict)
+    program: ProgramReport | None = None  # breakscan run: the whole program, not one model
     partial: bool = False  # the scan stopped early: only the stages before stopped_at are filled
     stopped_at: str | None = None  # the stage that hung, crashed or raised
     error: str | None = None  # why it stopped (one line)
@@ -427,7 +460,7 @@ class ScanResult:
             brk["graph_splits"] = raw.graph_splits
         # Keep the documented key order: identity first, then the facts.
         order = ["schema_version", "target", "method", "torch_version", "python_version", "device",
-                 "training", "inputs", "captured_call", "compile_settings", "summary", "explain", "later_call",
+                 "training", "inputs", "captured_call", "compile_settings", "program", "summary", "explain", "later_call",
                  "discrepancies", "breaks", "graphs", "frames", "recompiles", "timings", "static",
                  "fixes", "unfixed", "gate", "partial", "stopped_at", "error", "notes", "capture_seconds",
                  "model_output", "dynamo_log"]

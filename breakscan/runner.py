@@ -1,6 +1,6 @@
 """One target from start to verdict: its scan in a child process, then its gate.
 
-What the CLI's ``scan``, ``check`` and ``compare`` run per target. The scan itself is
+What the CLI's ``scan``, ``check`` and ``compare`` run per target, and ``run`` per program. The scan itself is
 :func:`breakscan.pipeline.scan_job`, run by :mod:`breakscan.isolate`; an unfinished scan keeps
 its partial result and is not gated.
 """
@@ -11,10 +11,11 @@ from typing import Callable
 
 from .errors import EXIT_GATE_FAILED
 from .gate import evaluate
-from .options import GateOptions, Limits, ScanOptions
+from .options import GateOptions, Limits, ProgramOptions, ScanOptions
 from .result import ModelRun
 
 SCAN_JOB = "breakscan.pipeline:scan_job"
+PROGRAM_JOB = "breakscan.pipeline:program_job"
 
 
 def scan_isolated(target: str, options: ScanOptions, limits: Limits = Limits(), *,
@@ -47,6 +48,25 @@ def run_model(target: str, options: ScanOptions, gate: GateOptions | None,
     """
     run = scan_isolated(target, options, limits, on_stage=on_stage) if isolated \
         else scan_in_process(target, options)
+    return gated(run, gate)
+
+
+def run_program(options: ProgramOptions, gate: GateOptions | None,
+                limits: Limits = Limits(), *,
+                on_stage: Callable[[str], None] | None = None) -> ModelRun:
+    """``breakscan run``: the program in a child process that keeps this terminal's stdin,
+    stdout and stderr (files with ``options.quiet``), then the gate."""
+    from .isolate import run_isolated
+
+    run = run_isolated(PROGRAM_JOB, {"program": options.to_dict()},
+                       target=" ".join(options.command), limits=limits, on_stage=on_stage,
+                       inherit_stdio=not options.quiet)
+    return gated(run, gate)
+
+
+def gated(run: ModelRun, gate: GateOptions | None) -> ModelRun:
+    """The gate's verdict on a finished run; a failed gate becomes its exit code (an
+    unfinished run is not gated)."""
     if run.error is not None or run.result is None:
         return run
     if gate is not None and gate.active:

@@ -54,6 +54,21 @@ def sample_expectations() -> list[Expectation]:
     return found
 
 
+_RUN_LINE = re.compile(r"^\s*([a-z_]+):\s*(.+?)\s*$")
+
+
+def program_expectations() -> list[tuple[Path, dict[str, str]]]:
+    """Every sample program whose module docstring has an 'Expected run' block."""
+    found = []
+    for path in sorted(SAMPLES.glob("*.py")):
+        doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+        if "Expected run" in doc:
+            lines = doc.split("Expected run", 1)[1].splitlines()[1:]
+            found.append((path, {m.group(1): m.group(2) for m in map(_RUN_LINE.match, lines)
+                                 if m}))
+    return found
+
+
 def locate(break_at: str, default_file: Path) -> tuple[Path, int]:
     """'[file.py: ]source text' -> (file, line number of that unique source line)."""
     file = default_file
@@ -71,7 +86,7 @@ QUICK = ("--backend", "eager", "--max-run-time", "0.1")
 
 
 def run_cli(*args: str, cwd: Path | str = ROOT, env: dict | None = None,
-            timeout: int = 300) -> subprocess.CompletedProcess:
+            timeout: int = 300, input: str | None = None) -> subprocess.CompletedProcess:
     """The real CLI in a subprocess, as a user or CI script runs it."""
     # Not the test runner's terminal: pytest-xdist workers set COLUMNS=80, which would narrow
     # the report to 80 columns (a user's pipe gets 100).
@@ -79,7 +94,8 @@ def run_cli(*args: str, cwd: Path | str = ROOT, env: dict | None = None,
                                                                  "LINES")}
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", "breakscan", *args], cwd=cwd, env=full_env,
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout,
+                          input="" if input is None else input)
 
 
 def run_on_terminal(*args: str, cwd: Path | str = ROOT, timeout: int = 300) -> str:

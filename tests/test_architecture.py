@@ -185,6 +185,12 @@ def test_every_option_is_a_field_of_one_options_object():
                           (options.Limits, set())):
         missing = {renamed.get(n, n) for n in names(cls) - internal} - flags
         assert not missing, f"{cls.__name__} fields with no flag on `breakscan scan`: {missing}"
+    run_flags = set(inspect.signature(cli.run).parameters)
+    for cls, internal in ((options.ProgramOptions, {"script", "args"}),  # the `program` words
+                          (options.GateOptions, {"baseline_root"}), (options.Limits, set())):
+        missing = {renamed.get(n, n) for n in names(cls) - internal} - run_flags
+        assert not missing, f"{cls.__name__} fields with no flag on `breakscan run`: {missing}"
+    assert "program" in run_flags
     with pytest.raises(dataclasses.FrozenInstanceError):
         options.ScanOptions().dtype = "int64"  # frozen: one object, passed, never edited
 
@@ -196,6 +202,7 @@ def test_the_parent_process_never_imports_torch():
     import sys
 
     modules = ["breakscan.cli", "breakscan.options", "breakscan.frames", "breakscan.runner",
+               "breakscan.program",
                "breakscan.check", "breakscan.fixes", "breakscan.compare", "breakscan.gate",
                "breakscan.lint", "breakscan.report.terminal", "breakscan.report.html"]
     code = f"import sys; import {', '.join(modules)}; print('torch' in sys.modules)"

@@ -65,6 +65,13 @@ def to_markdown(runs: list[ModelRun]) -> str:
         out.append(f"| `{_cell(run.target)}` | {status} | {s.graph_count} | "
                    f"{s.graph_break_count} | {s.recompile_count} | {_cell(failed)} |")
     for run in runs:
+        program = run.result.program if run.result is not None else None
+        if program is not None and program.regions:
+            out += ["", f"### Compiled regions of `{_cell(run.target)}`", "",
+                    "| region | calls | graph calls | returns to Python | frames run eagerly |",
+                    "|---|---:|---:|---:|---:|"]
+            out += [f"| `{_cell(r.name)}` | {r.calls} | {r.graph_calls} | {r.eager_gaps} | "
+                    f"{r.frames_run_eagerly} |" for r in program.regions]
         if run.result is None or not run.result.breaks:
             continue
         out += ["", f"### `{_cell(run.target)}`", ""]

@@ -21,7 +21,8 @@ from rich.text import Text
 
 from ..frames import display_path, provenance_frame
 from ..categories import REGISTRY_URL
-from ..result import Comparison, Fix, ModelRun, RootBreak, ScanResult, StaticFinding
+from ..result import (Comparison, Fix, ModelRun, ProgramReport, RootBreak, ScanResult,
+                      StaticFinding)
 from ..result import whole as count
 from ..rules import Rule, finding_status
 
@@ -53,14 +54,47 @@ def summary_line(result: ScanResult) -> Text:
         text.append(f" · speedup {t.speedup:.2f}x")
     if t is not None and t.correctness is not None and not t.correctness.match:
         text.append(" · OUTPUTS DIFFER", style="bold red")
+    if result.program is not None:
+        text.append("\n" + program_line(result.program))
     if s.runtime_calls:
-        text.append(f"\nper call: graph calls {count(s.graph_calls_per_call)} · returns to "
+        worst = " (the busiest region)" if result.program and len(result.program.regions) > 1 \
+            else ""
+        text.append(f"\nper call{worst}: graph calls {count(s.graph_calls_per_call)} · returns to "
                     f"Python {count(s.eager_gaps_per_call)}",
                     style="bold red" if s.eager_gaps_per_call else "")
         if s.frames_run_eagerly_per_call:
             text.append(f" · frames run eagerly {count(s.frames_run_eagerly_per_call)}",
                         style="bold red")
     return text
+
+
+def program_line(program: ProgramReport) -> str:
+    """'exit 0 · 2 compiled regions · ran 4.10 s' (and how it ended when it did not)."""
+    ended = "did not finish" if program.exit_code is None else f"exit {program.exit_code}"
+    regions = f"{len(program.regions)} compiled region{'' if len(program.regions) == 1 else 's'}"
+    backend = " · --capture-only (eager backend)" if program.capture_only else ""
+    return f"program: {ended} · {regions} · ran {program.seconds:.2f} s{backend}"
+
+
+def regions_table(program: ProgramReport) -> Table:
+    """One row per compiled region: what the program called and what that ran."""
+    table = Table(title="Compiled regions (counted over the whole run; per call in brackets)",
+                  title_justify="left", expand=False)
+    table.add_column("region", no_wrap=True)
+    table.add_column("compiled at", no_wrap=True)
+    for name in ("calls", "graph calls", "returns to Python", "frames run eagerly"):
+        table.add_column(name, justify="right")
+    for r in program.regions:
+        def both(total: int, per: float | None) -> str:
+            return f"{total}" + (f" ({count(per)})" if per is not None and r.calls else "")
+
+        where = f"{display_path(r.compiled_at.file)}:{r.compiled_at.line}" \
+            if r.compiled_at else "-"
+        table.add_row(r.name + ("()" if r.kind == "function" else ""), where, str(r.calls),
+                      both(r.graph_calls, r.graph_calls_per_call),
+                      both(r.eager_gaps, r.eager_gaps_per_call),
+                      both(r.frames_run_eagerly, r.frames_run_eagerly_per_call))
+    return table
 
 
 def settings_text(result: ScanResult) -> str:
@@ -93,8 +127,12 @@ def _n(value: float | None, noun: str) -> str:
 
 
 def fires_text(brk: RootBreak, result: ScanResult) -> str:
-    """'fires 24× per call' / 'costs 41.0 µs of 96.0 µs per call, 24×' (with --time)."""
+    """'fires 24× per call' / 'costs 41.0 µs of 96.0 µs per call, 24×' (with --time) /
+    'fired 20 times over the run, 4× per call of its region' (breakscan run)."""
     fires = f"{count(brk.fires_per_call)}×" if brk.fires_per_call is not None else "?×"
+    if result.program is not None and brk.fires is not None:
+        return (f"fired {brk.fires} time{'' if brk.fires == 1 else 's'} over the run, {fires} "
+                "per call of its region")
     t = result.timings
     if brk.cost_s_per_call is not None and t is not None and t.outside_s_per_call:
         call = f" of a {_ms(t.compiled.median_s)} call" if t.compiled else ""
@@ -235,6 +273,8 @@ def _action_table(result: ScanResult) -> Table:
     for rank, brk in enumerate(result.breaks, 1):
         mark = {"first_only": " (1st call)", "later_only": " (later)"}.get(brk.calls, "")
         fires = f"{count(brk.fires_per_call)}×" if brk.fires_per_call is not None else "-"
+        if brk.fires is not None and result.program is not None:
+            fires = f"{brk.fires} ({fires})"
         last = (_ms(brk.cost_s_per_call) if brk.cost_s_per_call is not None else "-") \
             if timed else str(brk.graph_splits)
         table.add_row(str(rank), brk.category + mark, f"{display_path(brk.file)}:{brk.line}",
@@ -246,12 +286,18 @@ def _render_recompiles(result: ScanResult, console: Console) -> None:
     report = result.recompiles
     sets = " | ".join(" ".join("x".join(map(str, shape)) for shape in shapes)
                       for shapes in report.input_sets)
-    console.print(Text(f"Recompiles over {len(report.input_sets)} input sets ({sets}): "
-                       f"{len(report.recompiles)} recompile(s), {report.graph_count} graph(s)",
-                       style="bold"))
+    over = "during the run" if result.program is not None else \
+        f"over {len(report.input_sets)} input sets ({sets})"
+    console.print(Text(f"Recompiles {over}: {len(report.recompiles)} recompile(s), "
+                       f"{report.graph_count} graph(s)", style="bold"))
     for rec in report.recompiles:
-        console.print(Text(f"  {rec.function}() {display_path(rec.file)}:{rec.line} "
-                           f"(input set {rec.input_set})", style="magenta"))
+        which = f" (input set {rec.input_set})" if rec.input_set is not None else ""
+        console.print(Text(f"  {rec.function}() {display_path(rec.file)}:{rec.line}{which}",
+                           style="magenta"))
+        if rec.called_from:
+            chain = " → ".join(f"{display_path(f.file)}:{f.line} in {f.function}"
+                               for f in rec.called_from)
+            console.print(Text(f"    called from {chain}", style="dim"))
         for reason in rec.reasons:
             console.print(Text(f"    guard failed: {reason.split('  #')[0]}"))
         for loc in rec.guard_lines:
@@ -458,8 +504,16 @@ def render(result: ScanResult, console: Console, *, quiet: bool = False,
         return
     inputs = ", ".join(f"{i.name}: {i.dtype}{i.shape}" if i.kind == "tensor" else
                        f"{i.name}: {i.kind}" for i in result.inputs)
-    console.print(Text(f"torch {result.torch_version} · {result.device} · {result.method}"
-                       f"({inputs}) · capture {result.capture_seconds:.2f}s", style="dim"))
+    if result.program is None:
+        console.print(Text(f"torch {result.torch_version} · {result.device} · {result.method}"
+                           f"({inputs}) · capture {result.capture_seconds:.2f}s", style="dim"))
+    else:
+        console.print(Text(f"torch {result.torch_version} · every compile and compiled call "
+                           "of the run", style="dim"))
+        if result.program.error:
+            console.print(Text(f"the program raised {result.program.error}", style="bold red"))
+        if result.program.regions:
+            console.print(regions_table(result.program))
     if result.compile_settings:
         console.print(Text(settings_text(result), style="dim"))
     if result.explain.available:
@@ -468,7 +522,7 @@ def render(result: ScanResult, console: Console, *, quiet: bool = False,
                            f"{e.graph_break_count}, op_count {e.op_count}", style="dim"))
     if result.later_call is not None:
         console.print(Text(calls_line(result), style="dim"))
-    if result.summary.runtime_calls:
+    if result.summary.runtime_calls and result.program is None:
         console.print(Text(runtime_line(result), style="dim"))
     if not result.breaks:
         console.print(Text("No graph breaks: Dynamo captured every frame it saw.",
@@ -496,7 +550,8 @@ def render(result: ScanResult, console: Console, *, quiet: bool = False,
         console.print(Text(f"note: {note}", style="yellow"))
     if verbose:
         if result.model_output:
-            console.print(Text("model output during the scan:", style="dim"))
+            console.print(Text("the program's output:" if result.program else
+                               "model output during the scan:", style="dim"))
             console.print(Text(result.model_output.rstrip()))
         for line in result.dynamo_log:
             console.print(Text(line, style="dim"))

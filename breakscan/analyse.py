@@ -442,7 +442,8 @@ def analyse(raw: RawCapture) -> Analysis:
                       else sum(b.explain_reasons for b in ordered),
                       op_count=sum(g.op_count for g in graphs), frames_skipped=skipped)
     return Analysis(summary=summary, explain=explain, graphs=graphs, breaks=ordered,
-                    frames=frames, discrepancies=discrepancies(summary, explain, ordered, graphs))
+                    frames=frames, discrepancies=discrepancies(summary, explain, ordered, graphs,
+                                                                frames))
 
 
 def _assignment_span(file: str, function: str, name: str, before: int) -> tuple[int, int] | None:
@@ -570,7 +571,7 @@ def _plural(n: int, word: str) -> str:
 
 
 def discrepancies(summary: Summary, explain: ExplainCounts, breaks: list[RootBreak],
-                  graphs: list[GraphInfo]) -> list[Discrepancy]:
+                  graphs: list[GraphInfo], frames: list[CompiledFrame]) -> list[Discrepancy]:
     """Where explain and breakscan disagree, both numbers and the facts that explain the gap."""
     if not explain.available:
         return [Discrepancy("explain", None, summary.graph_break_count,
@@ -585,8 +586,11 @@ def discrepancies(summary: Summary, explain: ExplainCounts, breaks: list[RootBre
         for b in breaks:
             loc = f"{os.path.basename(b.file)}:{b.line}"
             if b.frame_skipped:
-                why.append(f"{loc} made Dynamo skip a whole frame (it ran eagerly: see the "
-                           "break's fallback), so explain sees no graph for it")
+                names = [f.name for f in frames if f.skipped and
+                         (f.fail_file, f.fail_line) == (b.file, b.line)] or [b.function]
+                why.append(f"{loc} made Dynamo skip the frame "
+                           f"{', '.join(n + '()' for n in dict.fromkeys(names))} (it ran "
+                           "eagerly), so explain sees no graph for it")
             elif b.explain_reasons == 0:
                 why.append(f"{loc} is invisible to explain (a break before the first tensor op "
                            "leaves no graph to end)")

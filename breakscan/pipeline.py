@@ -292,6 +292,12 @@ def program_result(options: ProgramOptions, raw: RawProgram,
     result.recompiles = program_recompiles(raw.capture.recompile_logs, raw.recompile_stacks,
                                            raw.capture.metrics, len(result.graphs))
     result.summary.recompile_count = len(result.recompiles.recompiles)
+    link_shape_branches(result.recompiles, _shape_findings(result.recompiles.recompiles))
+    branches = sorted({loc for r in result.recompiles.recompiles for loc in r.guard_lines})
+    if branches:
+        result.recompiles.suggestion = (result.recompiles.suggestion or "") + (
+            f" The failing guard comes from {', '.join(branches)}: a Python branch on a size "
+            "needs a graph per path, which dynamic=True does not remove.")
     if raw.graph_calls_outside:
         result.notes.append(f"{raw.graph_calls_outside} compiled-graph calls ran outside any "
                             "region breakscan saw being compiled")
@@ -305,6 +311,21 @@ def program_result(options: ProgramOptions, raw: RawProgram,
         seconds=round(outcome.seconds if outcome else raw.capture.seconds, 3),
         regions=regions, error=outcome.error if outcome else None)
     return result
+
+
+def _shape_findings(recompiles: list[Any]) -> list[StaticFinding]:
+    """The lint's findings in the user files that recompiled, for the shape branches that set
+    their guards (Dynamo's guard text often names no line)."""
+    from .frames import is_user_file
+    from .lint import lint_file
+
+    found: list[StaticFinding] = []
+    for file in sorted({r.file for r in recompiles if is_user_file(r.file)}):
+        try:
+            found += lint_file(file)
+        except UsageError:
+            pass
+    return found
 
 
 def program_job(request: dict[str, Any], on_stage: OnStage,

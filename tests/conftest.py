@@ -98,6 +98,14 @@ def run_cli(*args: str, cwd: Path | str = ROOT, env: dict | None = None,
                           input="" if input is None else input)
 
 
+def ctrl_c_reaches_it() -> None:
+    """``preexec_fn`` for a CLI a test sends SIGINT to: a test run started in the background of
+    a non-interactive shell (``pytest … &``) inherits SIGINT ignored, and so would the CLI."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_on_terminal(*args: str, cwd: Path | str = ROOT, timeout: int = 300) -> str:
     """The real CLI on a pseudo-terminal (util-linux ``script``), 200 columns wide and with a
     real TERM (rich draws no live line under TERM=dumb); returns the screen, escapes removed.

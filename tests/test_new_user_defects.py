@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from conftest import FIXTURES, QUICK, ROOT, SAMPLES, run_cli, run_on_terminal
+from conftest import FIXTURES, QUICK, ROOT, SAMPLES, ctrl_c_reaches_it, run_cli, run_on_terminal
 
 ITEM = f"{SAMPLES}/item_logging.py:LogInsideForward"
 
@@ -64,7 +64,8 @@ def _start(tmp_path, *args: str) -> subprocess.Popen:
     """The real CLI in the background, its temporary folders under ``tmp_path``."""
     env = dict(os.environ, TMPDIR=str(tmp_path))
     return subprocess.Popen([sys.executable, "-m", "breakscan", *args], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=ctrl_c_reaches_it)
 
 
 def _stage_seen(tmp_path, stage: str):

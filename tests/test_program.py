@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, ROOT, SAMPLES, locate, program_expectations, run_cli
+from conftest import (FIXTURES, ROOT, SAMPLES, ctrl_c_reaches_it, locate, program_expectations,
+                      run_cli)
 
 PROGRAMS = FIXTURES / "programs"
 ECHO = PROGRAMS / "echo_program.py"
@@ -212,7 +213,7 @@ def test_interrupted_program_reports_what_it_compiled():
     proc = subprocess.Popen([sys.executable, "-m", "breakscan", "run", "--capture-only",
                              str(ECHO), "--hang"], cwd=ROOT, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL)
+                            stdin=subprocess.DEVNULL, preexec_fn=ctrl_c_reaches_it)
     deadline = time.monotonic() + 120
     lines = []
     while time.monotonic() < deadline:
@@ -303,3 +304,19 @@ def test_breaks_in_a_compiled_backward_pass_count():
     assert fires == {_line(program, 'print("grad norm", grad.norm().item())  # breaks inside '
                                     'the compiled backward'): 6,
                      _line(program, "loss.backward()"): 3}
+
+
+def test_a_recompile_names_the_shape_branch_that_set_its_guard():
+    """Dynamo's guard text names no line ("size mismatch at index 0"); the branch on the size in
+    the recompiled function does, and the program's call that passed the new size."""
+    program = PROGRAMS / "shape_guard.py"
+    proc = run_cli("run", "-f", "json", str(program))
+    assert proc.returncode == 0, proc.stderr
+    recompiles = json.loads(proc.stdout)["recompiles"]
+    [rec] = recompiles["recompiles"]
+    branch = _line(program, "if x.shape[0] == 8:  # the guard the recompile fails")
+    assert rec["reasons"] == ["tensor 'x' size mismatch at index 0. expected 8, actual 4"]
+    assert rec["guard_lines"] == [f"{program}:{branch}"]
+    assert [f["line"] for f in rec["called_from"]] == [_line(program,
+                                                             "model(torch.ones(batch, 4))")]
+    assert f"comes from {program}:{branch}: a Python branch on a size" in recompiles["suggestion"]

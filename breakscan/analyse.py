@@ -17,16 +17,12 @@ import re
 import sys
 from typing import Any
 
-import torch
-
 from . import categories
-from .breaklog import parse_break_message, split_reason
-from .capture import RawCapture
-from .dynamo import RESUME_PREFIX
+from .breaklog import RESUME_PREFIX, parse_break_message, split_reason
 from .frames import (acting_frame, is_torch_file, model_stack, module_ast, owner_of, parse_stack,
                      user_frame)
 from .result import (BreakRecord, CompiledFrame, Discrepancy, ExplainCounts, Frame, GraphInfo,
-                     LaterCall, RootBreak, Summary)
+                     LaterCall, RawCapture, RootBreak, Summary)
 
 _RESUME = re.compile(rf"{RESUME_PREFIX}(?P<fn>.+)_at_(?P<line>\d+)$")
 OWNER_RANK = {"user": 0, "third_party": 1, "torch": 2}  # the user's own breaks first
@@ -266,8 +262,9 @@ def graph_info(index: int, gm: Any) -> GraphInfo:
         if node.op == "placeholder":
             value = node.meta.get("example_value")
             # A dynamic dimension is a SymInt: keep its symbol ("s0") as plain text.
-            shapes.append([d if isinstance(d, int) else str(d) for d in value.shape]
-                          if isinstance(value, torch.Tensor) else None)
+            shape = getattr(value, "shape", None)  # a tensor's (a graph module means torch)
+            shapes.append([d if isinstance(d, int) else str(d) for d in shape]
+                          if shape is not None else None)
             continue
         if node.op not in ("call_function", "call_method", "call_module"):
             continue

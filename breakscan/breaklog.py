@@ -28,6 +28,8 @@ import re
 from .frames import parse_stack, provenance_frame
 from .result import BreakRecord
 
+RESUME_PREFIX = "torch_dynamo_resume_in_"  # the name of every resume function Dynamo makes
+
 _HEADER = re.compile(
     r"Graph break (?P<dup>\(user stack suppressed due to duplicate graph break\) )?"
     r"in user code at (?P<file>.+):(?P<line>\d+)\s*$")

@@ -14,31 +14,17 @@ import contextlib
 import io
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 import torch
 
-from .dynamo import (RESUME_PREFIX, CodeEvent, CodeKey, FrameMetric, GraphCounter, bytecode_hook,
+from .breaklog import RESUME_PREFIX
+from .dynamo import (CodeEvent, CodeKey, GraphCounter, bytecode_hook,
                      clean_dynamo_state, compile_model, compile_within, dynamic_shapes,
                      dynamo_logs, dynamo_session, python_calls, read_metrics, record_regions)
 from .errors import as_model_error, describe, user_frame_hint
-
-
-@dataclass
-class RawCapture:
-    """Everything one Dynamo pass produced, uninterpreted."""
-
-    explain: Any | None  # torch._dynamo.backends.debugging.ExplainOutput
-    explain_error: str | None
-    graph_break_logs: list[str]
-    recompile_logs: list[str]
-    code_events: list[CodeEvent]
-    metrics: list[FrameMetric]
-    dynamo_log: list[str]
-    model_output: str
-    seconds: float
-    notes: list[str] = field(default_factory=list)
+from .result import RawCapture
 
 
 def _explain_within(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],

@@ -15,12 +15,17 @@ the others. Keys are the CLI's option names without the dashes in front.
 
 from __future__ import annotations
 
+import os
 import sys
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import UsageError
-from .options import GATE_KEYS, LIMIT_KEYS, from_config
+from .cache import ResultCache
+from .errors import Interrupted, UsageError, interrupt_signal
+from .isolate import Cancel
+from .options import GATE_KEYS, LIMIT_KEYS, GateOptions, Limits, ScanOptions, from_config
 from .result import ModelRun
 from .runner import run_model
 
@@ -50,13 +55,84 @@ def load_config(path: str | Path) -> dict[str, Any]:
     return section
 
 
+@dataclass(frozen=True)
+class CheckTarget:
+    """One [[tool.breakscan.targets]] entry, resolved: what to scan and how to gate it."""
+
+    target: str
+    options: ScanOptions
+    gate: GateOptions
+    limits: Limits
+
+    def __str__(self) -> str:  # a readable pytest id
+        return self.target
+
+
+def config_targets(section: dict[str, Any], config_path: str | Path,
+                   defaults: dict[str, Any] | None = None) -> list[CheckTarget | ModelRun]:
+    """Each target of the section with its options, gate and limits (the section's defaults
+    under its own keys), or, for an entry that is wrong, the failed run (exit 2) saying why."""
+    if defaults is None:
+        defaults = {k: v for k, v in section.items() if k != "targets"}
+    out: list[CheckTarget | ModelRun] = []
+    for number, entry in enumerate(section["targets"], 1):
+        where = f"{config_path} target #{number}"
+        target = entry.get("target") if isinstance(entry, dict) else None
+        if not target:
+            out.append(ModelRun(target=f"target #{number}", result=None,
+                                error=f"{where} has no 'target'", exit_code=2))
+            continue
+        try:
+            options, gate, limits = from_config({**defaults, **entry}, target=target,
+                                                where=where)
+            options.check(target)
+        except UsageError as exc:
+            out.append(ModelRun(target=target, result=None, error=str(exc), exit_code=2))
+            continue
+        out.append(CheckTarget(target, options, gate, limits))
+    return out
+
+
+def check_target(entry: CheckTarget, *, on_stage: Callable[[str], None] | None = None,
+                 cancel: Cancel | None = None, cache: ResultCache | None = None) -> ModelRun:
+    """One target scanned (in its own child process) and gated, as ``breakscan check`` does:
+    what a model-zoo test module calls once per target (see the README)."""
+    return run_model(entry.target, entry.options, entry.gate, entry.limits, on_stage=on_stage,
+                     cancel=cancel, cache=cache)
+
+
+def load_targets(config: str | Path = "pyproject.toml") -> list[CheckTarget | ModelRun]:
+    """The targets of a config file's [tool.breakscan], for a test module to parametrise over
+    (``pytest -n auto`` then spreads them over workers)."""
+    return config_targets(load_config(config), config)
+
+
+def assert_target(entry: CheckTarget | ModelRun) -> ModelRun:
+    """Scan and gate one target like ``breakscan check``; an AssertionError that reads like the
+    CLI when it fails its gate, cannot be scanned, or its config entry is wrong."""
+    from .assertions import GraphBreakError, format_failure
+
+    run = entry if isinstance(entry, ModelRun) else check_target(entry)
+    if run.error is not None:
+        raise AssertionError(f"breakscan: {run.target}: {run.error}")
+    gate = run.result.gate if run.result is not None else None
+    if gate is not None and not gate.passed:
+        raise GraphBreakError(format_failure(run.target, run.result, gate), run.result)
+    return run
+
+
 def run_config(section: dict[str, Any], config_path: str | Path,
                overrides: dict[str, Any] | None = None,
-               on_stage: Callable[[str], None] | None = None) -> list[ModelRun]:
-    """Every target of a [tool.breakscan] section, each scanned and gated on its own.
+               on_stage: Callable[[str], None] | None = None, *, jobs: int = 1,
+               cache: ResultCache | None = None) -> list[ModelRun]:
+    """Every target of a [tool.breakscan] section, each scanned and gated on its own, up to
+    ``jobs`` at a time (each in its own child process, with ``cores // jobs`` CPU threads);
+    the runs come back in the section's order.
 
     ``overrides`` (e.g. the CLI's --timeout) replace the section's defaults, not a target's own
-    values. ``on_stage("check 3/7: model.py:Net · explain")`` follows the scans live.
+    values. ``on_stage("check 3/7: model.py:Net · explain")`` follows the scans live. ``cache``
+    answers unchanged targets without scanning them. Ctrl-C or SIGTERM stops every running scan
+    (each reports what it finished) and starts no other.
     """
     defaults = {k: v for k, v in section.items() if k != "targets"}
     defaults.update({k: v for k, v in (overrides or {}).items() if v is not None})
@@ -65,24 +141,54 @@ def run_config(section: dict[str, Any], config_path: str | Path,
         raise UsageError(f"{config_path} [tool.breakscan]: unknown key(s) "
                          f"{', '.join(sorted(unknown))}; allowed: "
                          f"{', '.join(sorted(DEFAULT_KEYS))}")
-    runs = []
-    for number, entry in enumerate(section["targets"], 1):
-        where = f"{config_path} target #{number}"
-        target = entry.get("target") if isinstance(entry, dict) else None
-        if not target:
-            runs.append(ModelRun(target=f"target #{number}", result=None,
-                                 error=f"{where} has no 'target'", exit_code=2))
+    total = len(section["targets"])
+    threads = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else None
+    runs: list[ModelRun | None] = [None] * total
+    work: list[tuple[int, Callable[[Cancel], ModelRun]]] = []
+    for index, entry in enumerate(config_targets(section, config_path, defaults)):
+        if isinstance(entry, ModelRun):
+            runs[index] = entry
             continue
-        try:
-            options, gate, limits = from_config({**defaults, **entry}, target=target,
-                                                where=where)
-            options.check(target)
-        except UsageError as exc:
-            runs.append(ModelRun(target=target, result=None, error=str(exc), exit_code=2))
-            continue
-        label = f"check {number}/{len(section['targets'])}: {target}"
+        if threads and "OMP_NUM_THREADS" not in os.environ:
+            entry = replace(entry, limits=replace(entry.limits, threads=threads))
+        label = f"check {index + 1}/{total}: {entry.target}"
         stage = (lambda name, label=label: on_stage(f"{label} · {name}")) if on_stage else None
-        runs.append(run_model(target, options, gate, limits, on_stage=stage))
-        if runs[-1].interrupted:
-            break  # Ctrl-C / SIGTERM: report what finished, scan no further target
-    return runs
+
+        def scan_one(cancel: Cancel, entry: CheckTarget = entry, stage: Any = stage) -> ModelRun:
+            return check_target(entry, on_stage=stage, cancel=cancel, cache=cache)
+
+        work.append((index, scan_one))
+    for index, run in _run_all(work, jobs):
+        runs[index] = run
+    # Targets a Ctrl-C kept from starting are left out, as a serial check leaves them.
+    return [run for run in runs if run is not None]
+
+
+def _run_all(work: list[tuple[int, Callable[[Cancel], ModelRun]]],
+             jobs: int) -> list[tuple[int, ModelRun]]:
+    """Run the scans, ``jobs`` at a time; on Ctrl-C or SIGTERM, stop the running ones (they
+    report what finished) and start no more."""
+    cancel = Cancel()
+    done: list[tuple[int, ModelRun]] = []
+    if jobs <= 1:
+        for index, scan_one in work:
+            done.append((index, scan_one(cancel)))
+            if done[-1][1].interrupted:
+                break  # Ctrl-C / SIGTERM: report what finished, scan no further target
+        return done
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="breakscan-check") as pool:
+        futures = {pool.submit(scan_one, cancel): index for index, scan_one in work}
+        try:
+            pending = set(futures)
+            while pending:  # short waits: Ctrl-C reaches this (the main) thread between them
+                finished, pending = wait(pending, timeout=0.2)
+                done += [(futures[f], f.result()) for f in finished]
+        except (KeyboardInterrupt, Interrupted) as exc:
+            cancel.signum = interrupt_signal(exc)
+            cancel.set()
+            for future in futures:
+                future.cancel()  # not started yet: never started
+            stopped = [(futures[f], f.result()) for f in futures
+                       if not f.cancelled() and futures[f] not in {i for i, _ in done}]
+            done += stopped
+    return sorted(done, key=lambda item: item[0])

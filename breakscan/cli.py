@@ -27,7 +27,7 @@ from .options import DEFAULT_TIMEOUT_S
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Find, explain and fix torch.compile graph breaks.",
                   context_settings={"help_option_names": ["-h", "--help"]})
-SUBCOMMANDS = {"scan", "run", "check", "compare", "lint", "rules", "version"}
+SUBCOMMANDS = {"scan", "run", "trace", "check", "compare", "lint", "rules", "version"}
 
 
 class OutputFormat(str, Enum):
@@ -397,6 +397,49 @@ def run(
 
 
 @app.command()
+def trace(
+    folder: Path = typer.Argument(..., help="The TORCH_TRACE folder (one file per rank), or one "
+                                 "trace file."),
+    max_breaks: Optional[int] = _MAX_BREAKS,
+    max_graphs: Optional[int] = _MAX_GRAPHS,
+    max_recompiles: Optional[int] = typer.Option(None, min=0, help="Gate: fail above this many "
+                                                 "recompiles, all ranks together."),
+    fail_on: Optional[str] = _FAIL_ON,
+    fullgraph: bool = _FULLGRAPH,
+    baseline: Optional[Path] = _BASELINE,
+    write_baseline: Optional[Path] = typer.Option(None, help="Record this trace as the "
+                                                  "baseline."),
+    output_format: OutputFormat = typer.Option(OutputFormat.terminal, "--format", "-f"),
+    output: Optional[Path] = _OUTPUT,
+    html: Optional[Path] = _HTML,
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the summary lines."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+) -> None:
+    """Report the breaks, graphs and recompiles of a job run with TORCH_TRACE=FOLDER (e.g.
+    under torchrun): per rank and across ranks, what differs between ranks first.
+
+    Nothing is run: the trace files are read (streamed). Every reporter and gate option works.
+    """
+    from .options import gate_options
+    from .ranks import trace_report
+    from .result import ModelRun
+    from .runner import gated
+
+    try:
+        _check_output(output, output_format)
+        result = trace_report(folder)
+        gate = gate_options(max_breaks=max_breaks, max_graphs=max_graphs,
+                            max_recompiles=max_recompiles, fail_on=fail_on, fullgraph=fullgraph,
+                            baseline=str(baseline) if baseline else None, target=result.target)
+        run = gated(ModelRun(target=result.target, result=result), gate)
+        _report_one(run, output_format, output, html, write_baseline, quiet=quiet,
+                    verbose=False)
+    except BreakscanError as exc:
+        _fail(exc, debug)
+    _end_one(run, debug)
+
+
+@app.command()
 def check(
     config: Path = typer.Option(Path("pyproject.toml"), help="File with [tool.breakscan]."),
     output_format: OutputFormat = typer.Option(OutputFormat.terminal, "--format", "-f"),
@@ -408,20 +451,30 @@ def check(
     timeout: Optional[float] = typer.Option(None, min=0, help="Time limit per model in seconds "
                                             "(default: the config's 'timeout', else "
                                             f"{DEFAULT_TIMEOUT_S:g}; 0: none)."),
+    jobs: int = typer.Option(os.cpu_count() or 1, "--jobs", "-j", min=1, help="Scan this many "
+                             "targets at a time, each in its own process with cores/jobs CPU "
+                             "threads (default: the number of CPUs; 1: one after another)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Scan every target, even one whose "
+                                  "files, inputs and settings are unchanged since the result "
+                                  "stored in .breakscan_cache/."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Only the summary lines per model."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
-    """Scan and gate every target listed in [tool.breakscan] (pyproject.toml)."""
+    """Scan and gate every target listed in [tool.breakscan] (pyproject.toml), in parallel, and
+    reuse the stored result of every target that has not changed."""
+    from .cache import ResultCache
     from .check import load_config, run_config
     from .result import overall_exit_code
     from .gate import write_baseline as save_baseline
 
     try:
         _check_output(output, output_format)
+        section = load_config(config)
+        cache = None if no_cache else ResultCache(config.resolve().parent)
         with live_status("check", enabled=not quiet and output_format is OutputFormat.terminal
                          and output is None) as on_stage:
-            runs = run_config(load_config(config), config, overrides={"timeout": timeout},
-                              on_stage=on_stage)
+            runs = run_config(section, config, overrides={"timeout": timeout},
+                              on_stage=on_stage, jobs=jobs, cache=cache)
         if write_baseline is not None:
             save_baseline(write_baseline, [r.result for r in runs
                                            if r.result is not None and r.error is None])

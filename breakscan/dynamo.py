@@ -22,31 +22,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-
-@dataclass
-class CodeEvent:
-    """One (original code -> transformed code) pair seen by the bytecode hook."""
-
-    name: str
-    file: str
-    first_line: int
-    compile_id: str | None
-
-
-@dataclass
-class FrameMetric:
-    """The fields of one ``CompilationMetrics`` row that breakscan uses."""
-
-    compile_id: str | None
-    name: str | None
-    file: str | None
-    first_line: int | None
-    graph_op_count: int | None
-    fail_type: str | None
-    fail_reason: str | None
-    fail_file: str | None
-    fail_line: int | None
-    compile_s: float | None = None  # the whole frame's compile (Dynamo + backend), seconds
+from .result import CodeEvent, FrameMetric  # noqa: F401 - the records these hooks fill
 
 
 class _ListHandler(logging.Handler):
@@ -262,7 +238,6 @@ def compile_model(fn: Callable[..., Any], compile_only: tuple[Any, str] | None =
     return torch.compile(fn, **options)
 
 
-RESUME_PREFIX = "torch_dynamo_resume_in_"  # the name of every resume function Dynamo makes
 
 
 @dataclass

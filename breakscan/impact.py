@@ -9,11 +9,15 @@ when timed, fires per call × graph splits when not.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .analyse import OWNER_RANK, break_at, resume_line
-from .capture import RawRegion, RawRuntime
-from .dynamo import CodeKey
 from .frames import Frame, user_frame
 from .result import ProgramRegion, RootBreak, ScanResult
+
+if TYPE_CHECKING:  # the capture imports torch; ranking a trace's breaks needs none
+    from .capture import RawRegion, RawRuntime
+    from .dynamo import CodeKey
 
 
 def _per_call(count: float, calls: int) -> float:

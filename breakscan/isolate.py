@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -38,12 +39,20 @@ from .result import ModelRun, ScanResult
 _DUMP_GRACE_S = 0.5  # before the deadline, the child is asked to print its stack (SIGUSR1)
 _PROGRESS_EVERY_S = 0.25  # the live line reads progress events this often, at most
 _SNAPSHOT_GRACE_S = 10.0  # how long a stopped job may take to save what it has
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")  # what torch's thread pools read
+
+
+class Cancel(threading.Event):
+    """Set from another thread (``check -j``'s main thread on Ctrl-C) to stop a running job as
+    if the signal ``signum`` had reached it."""
+
+    signum: int = signal.SIGINT
 
 
 def run_isolated(job: str, request: dict[str, Any], *, target: str,
                  limits: Limits = Limits(),
                  on_stage: Callable[[str], None] | None = None,
-                 inherit_stdio: bool = False) -> ModelRun:
+                 inherit_stdio: bool = False, cancel: Cancel | None = None) -> ModelRun:
     """Run ``job`` (``module:function``) on ``request`` in a child process; never raises for
     anything the model does.
 
@@ -55,7 +64,8 @@ def run_isolated(job: str, request: dict[str, Any], *, target: str,
     ``inherit_stdio`` gives the child this process's stdin, stdout and stderr (a program run
     talks to the terminal as it would without breakscan); otherwise they are files it keeps.
     A job that registered :func:`when_stopped` is asked for its result before a timeout or an
-    interruption kills it.
+    interruption kills it. ``limits.threads`` caps the child's CPU threads (OpenMP/MKL
+    environment, read by torch when it loads); ``cancel`` stops it from another thread.
     """
     timeout = limits.timeout
     with tempfile.TemporaryDirectory(prefix="breakscan-") as tmp:
@@ -66,15 +76,19 @@ def run_isolated(job: str, request: dict[str, Any], *, target: str,
         with open(work / "stdout", "wb") as out, open(work / "stderr", "wb") as err:
             streams: dict[str, Any] = {} if inherit_stdio else \
                 {"stdin": subprocess.DEVNULL, "stdout": out, "stderr": err}
+            env = dict(os.environ)
+            if limits.threads:
+                env.update({name: str(limits.threads) for name in _THREAD_VARIABLES})
             child = subprocess.Popen(
-                [sys.executable, "-m", "breakscan.isolate", str(work)], **streams,
+                [sys.executable, "-m", "breakscan.isolate", str(work)], **streams, env=env,
                 start_new_session=True, cwd=os.getcwd())
             timed_out = False
             interrupted = None
             grace = min(_DUMP_GRACE_S, timeout / 10) if timeout else 0.0
             try:
                 try:
-                    _wait(child, work, (timeout - grace) if timeout else None, on_stage)
+                    _wait(child, work, (timeout - grace) if timeout else None, on_stage,
+                          cancel)
                 except subprocess.TimeoutExpired:
                     timed_out = _dump_stack_then_kill(child, grace)
                     if timed_out:
@@ -90,9 +104,10 @@ def run_isolated(job: str, request: dict[str, Any], *, target: str,
 
 
 def _wait(child: subprocess.Popen, work: Path, timeout: float | None,
-          on_stage: Callable[[str], None] | None) -> None:
-    """``child.wait(timeout)``, reporting each stage the child enters to ``on_stage``."""
-    if on_stage is None:
+          on_stage: Callable[[str], None] | None, cancel: Cancel | None = None) -> None:
+    """``child.wait(timeout)``, reporting each stage the child enters to ``on_stage``; raises
+    :class:`Interrupted` when ``cancel`` is set."""
+    if on_stage is None and cancel is None:
         child.wait(timeout=timeout)
         return
     deadline = None if timeout is None else time.monotonic() + timeout
@@ -101,10 +116,14 @@ def _wait(child: subprocess.Popen, work: Path, timeout: float | None,
         left = None if deadline is None else deadline - time.monotonic()
         if left is not None and left <= 0:
             raise subprocess.TimeoutExpired(child.args, timeout)
+        if cancel is not None and cancel.is_set():
+            raise Interrupted(cancel.signum)
         try:
             child.wait(timeout=0.2 if left is None else min(0.2, left))
             return
         except subprocess.TimeoutExpired:
+            if on_stage is None:
+                continue
             events = _read_events(work)
             stages = [e["stage"] for e in events if "stage" in e]
             for name in stages[seen:]:

@@ -332,10 +332,12 @@ def _categories(value: str | list[str] | tuple[str, ...] | None) -> tuple[str, .
 
 @dataclass(frozen=True)
 class Limits:
-    """How long (seconds, None: no limit) and how much memory (MB) one isolated scan may take."""
+    """How long (seconds, None: no limit), how much memory (MB) and how many CPU threads (None:
+    torch's default, all cores) one isolated scan may take."""
 
     timeout: float | None = DEFAULT_TIMEOUT_S
     memory_limit_mb: int | None = None
+    threads: int | None = None  # set by `check -j N` so that N scans share the cores
 
     def __post_init__(self) -> None:
         for key, value in (("timeout", self.timeout), ("memory-limit", self.memory_limit_mb)):
@@ -347,7 +349,6 @@ class Limits:
                            int(self.memory_limit_mb) if self.memory_limit_mb else None)
 
 
-# [tool.breakscan] keys (the CLI's option names without the dashes) and the field each sets.
 @dataclass(frozen=True)
 class ProgramOptions:
     """``breakscan run``: the program (a script or ``-m module``) with its own arguments, and how
@@ -389,6 +390,7 @@ class ProgramOptions:
         return cls(**{**data, "args": tuple(data.get("args", ()))})
 
 
+# [tool.breakscan] keys (the CLI's option names without the dashes) and the field each sets.
 SCAN_KEYS = {"input-shape": "input_shapes", "dtype": "dtype", "device": "device",
              "inputs": "inputs", "init-args": "init_args", "method": "method", "train": "train",
              "vary-batch": "vary_batch", "shapes": "shapes", "dynamic-check": "dynamic_check",

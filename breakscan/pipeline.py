@@ -290,7 +290,8 @@ def program_result(options: ProgramOptions, raw: RawProgram,
         captured_call="every call the program made")
     regions = apply_regions(result, raw.regions)
     result.recompiles = program_recompiles(raw.capture.recompile_logs, raw.recompile_stacks,
-                                           raw.capture.metrics, len(result.graphs))
+                                           raw.capture.metrics, len(result.graphs),
+                                           recompile_limit())
     result.summary.recompile_count = len(result.recompiles.recompiles)
     link_shape_branches(result.recompiles, _shape_findings(result.recompiles.recompiles))
     branches = sorted({loc for r in result.recompiles.recompiles for loc in r.guard_lines})
@@ -326,6 +327,12 @@ def _shape_findings(recompiles: list[Any]) -> list[StaticFinding]:
         except UsageError:
             pass
     return found
+
+
+def recompile_limit() -> int | None:
+    """Dynamo's recompile limit (``cache_size_limit`` on older torch)."""
+    config = torch._dynamo.config
+    return getattr(config, "recompile_limit", getattr(config, "cache_size_limit", None))
 
 
 def program_job(request: dict[str, Any], on_stage: OnStage,

@@ -14,10 +14,7 @@ import re
 import sys
 from typing import Any, Callable
 
-import torch
-
 from .frames import Frame, is_torch_file, is_user_file
-from .dynamo import dynamo_session, read_metrics
 from .errors import as_model_error
 from .result import Recompile, RecompileReport
 
@@ -69,6 +66,10 @@ def guard_source_lines(reasons: list[str]) -> list[str]:
 def _run_sets(fn: Callable[..., Any], sets: list[tuple[Any, ...]], *, training: bool,
               dynamic: bool | None) -> tuple[int, list[Recompile], list[str]]:
     """Compile once, call with each input set; (graphs, recompiles, frames that hit the limit)."""
+    import torch
+
+    from .dynamo import dynamo_session, read_metrics
+
     graphs: list[str] = []
 
     def recording_backend(gm: torch.fx.GraphModule, example_inputs: Any) -> Callable[..., Any]:
@@ -102,9 +103,11 @@ def _run_sets(fn: Callable[..., Any], sets: list[tuple[Any, ...]], *, training: 
 
 
 def program_recompiles(logs: list[str], stacks: list[list[tuple[str, int, str]]],
-                       metrics: list[Any], graph_count: int) -> RecompileReport:
-    """``breakscan run``: every recompile the program made, with its guard failures, the user
-    lines its guards name, and the user's frames of the call that recompiled."""
+                       metrics: list[Any], graph_count: int,
+                       limit: int | None) -> RecompileReport:
+    """``breakscan run`` (and ``breakscan trace``): every recompile of the run, with its guard
+    failures, the user lines its guards name, and the user's frames of the call that recompiled
+    (``limit``: Dynamo's recompile limit)."""
     recompiles: list[Recompile] = []
     for index, text in enumerate(logs):
         record = parse_recompile_message(text)
@@ -116,8 +119,6 @@ def program_recompiles(logs: list[str], stacks: list[list[tuple[str, int, str]]]
         recompiles.append(record)
     hits = [f"{m.name or '?'} ({m.file}:{m.first_line})" for m in metrics
             if _LIMIT.search(f"{m.fail_type or ''} {m.fail_reason or ''}")]
-    limit = getattr(torch._dynamo.config, "recompile_limit",
-                    getattr(torch._dynamo.config, "cache_size_limit", None))
     report = RecompileReport(input_sets=[], graph_count=graph_count, recompiles=recompiles,
                              limit_hits=hits, recompile_limit=limit)
     reasons = [r for rec in recompiles for r in rec.reasons]
@@ -144,6 +145,8 @@ def _specialised_sets(sets: list[tuple[Any, ...]]) -> list[int]:
     Dynamo always specialises sizes 0 and 1 (dynamic=True or not), so such a set compiles its
     own graph whatever ``dynamic`` says: replaying it with dynamic=True can only confirm that.
     """
+    import torch
+
     shapes = [[tuple(a.shape) for a in args if isinstance(a, torch.Tensor)] for args in sets]
     out = []
     for index, these in enumerate(shapes):
@@ -167,6 +170,8 @@ def check_recompiles(fn: Callable[..., Any], sets: list[tuple[Any, ...]], *,
     makes those dynamic) and is skipped when fewer than two sets remain or ``dynamic_check`` is
     off (``--no-dynamic-check``).
     """
+    import torch
+
     graphs, recompiles, limit_hits = _run_sets(fn, sets, training=training, dynamic=dynamic)
     report = RecompileReport(
         input_sets=[[list(a.shape) for a in args if isinstance(a, torch.Tensor)] for args in sets],

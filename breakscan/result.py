@@ -22,6 +22,50 @@ def whole(value: float | None) -> str:
     return str(int(value)) if value == int(value) else f"{value:g}"
 
 
+# --- raw records: what one Dynamo pass (or a trace file) produced, uninterpreted ------------
+
+@dataclass
+class CodeEvent:
+    """One (original code -> transformed code) pair seen by the bytecode hook."""
+
+    name: str
+    file: str
+    first_line: int
+    compile_id: str | None
+
+
+@dataclass
+class FrameMetric:
+    """The fields of one ``CompilationMetrics`` row that breakscan uses."""
+
+    compile_id: str | None
+    name: str | None
+    file: str | None
+    first_line: int | None
+    graph_op_count: int | None
+    fail_type: str | None
+    fail_reason: str | None
+    fail_file: str | None
+    fail_line: int | None
+    compile_s: float | None = None  # the whole frame's compile (Dynamo + backend), seconds
+
+
+@dataclass
+class RawCapture:
+    """Everything one Dynamo pass produced, uninterpreted."""
+
+    explain: Any | None  # torch._dynamo.backends.debugging.ExplainOutput
+    explain_error: str | None
+    graph_break_logs: list[str]
+    recompile_logs: list[str]
+    code_events: list[CodeEvent]
+    metrics: list[FrameMetric]
+    dynamo_log: list[str]
+    model_output: str
+    seconds: float
+    notes: list[str] = field(default_factory=list)
+
+
 @dataclass
 class BreakRecord:
     """One graph-break log record, parsed from Dynamo's `graph_breaks` artifact."""
@@ -126,6 +170,7 @@ class RootBreak:
     # gaps, and the compile time of the extra frames it created (None: not timed).
     cost_s_per_call: float | None = None
     compile_cost_s: float | None = None
+    ranks: list[int] = field(default_factory=list)  # breakscan trace: the ranks it appears on
 
     @property
     def root_category(self) -> str:
@@ -195,6 +240,7 @@ class Recompile:
     # breakscan run: the user's frames of the call that recompiled, outermost first (the
     # program's line that passed the new input, then the model's lines down to the frame).
     called_from: list[Frame] = field(default_factory=list)
+    rank: int | None = None  # breakscan trace: the rank that recompiled
 
 
 @dataclass
@@ -398,6 +444,23 @@ class ProgramReport:
 
 
 @dataclass
+class RankSummary:
+    """``breakscan trace``: one rank's counts, from its own trace file."""
+
+    rank: int | None
+    file: str
+    graphs: int
+    breaks: int  # root-cause breaks
+    break_records: int
+    frames_skipped: int
+    recompiles: int
+    compile_s: float  # the sum of its frames' compile times
+    records: int  # trace records read
+    truncated: int  # records cut short (a killed job)
+    other: dict[str, int] = field(default_factory=dict)  # record kinds breakscan does not use
+
+
+@dataclass
 class LaterCall:
     """The same model captured again after it has run (its steady state), for comparison."""
 
@@ -449,6 +512,8 @@ class ScanResult:
     # dynamic (capture, run-time counts, recompile check, timings), options (the timings).
     compile_settings: dict[str, Any] = field(default_factory=dict)
     program: ProgramReport | None = None  # breakscan run: the whole program, not one model
+    ranks: list[RankSummary] = field(default_factory=list)  # breakscan trace: per rank
+    rank_differences: list[str] = field(default_factory=list)  # what differs between ranks
     partial: bool = False  # the scan stopped early: only the stages before stopped_at are filled
     stopped_at: str | None = None  # the stage that hung, crashed or raised
     error: str | None = None  # why it stopped (one line)
@@ -460,7 +525,8 @@ class ScanResult:
             brk["graph_splits"] = raw.graph_splits
         # Keep the documented key order: identity first, then the facts.
         order = ["schema_version", "target", "method", "torch_version", "python_version", "device",
-                 "training", "inputs", "captured_call", "compile_settings", "program", "summary", "explain", "later_call",
+                 "training", "inputs", "captured_call", "compile_settings", "program", "ranks",
+                 "rank_differences", "summary", "explain", "later_call",
                  "discrepancies", "breaks", "graphs", "frames", "recompiles", "timings", "static",
                  "fixes", "unfixed", "gate", "partial", "stopped_at", "error", "notes", "capture_seconds",
                  "model_output", "dynamo_log"]
@@ -477,6 +543,7 @@ class ModelRun:
     exit_code: int = 0  # 0 passed, 1 gate failed, 2 usage error, 3 the model failed
     stage: str | None = None  # where an unfinished scan stopped (load, explain, compile, ...)
     detail: str = ""  # traceback or the scan process's last stderr lines (shown with --debug)
+    cached: bool = False  # `check`: the stored result of an unchanged target (not rescanned)
 
     @property
     def partial(self) -> bool:
@@ -492,7 +559,7 @@ class ModelRun:
 
     def to_dict(self) -> dict[str, Any]:
         return {"target": self.target, "exit_code": self.exit_code, "error": self.error,
-                "stage": self.stage, "partial": self.partial,
+                "stage": self.stage, "partial": self.partial, "cached": self.cached,
                 "result": self.result.to_dict() if self.result else None}
 
 

@@ -7,7 +7,7 @@ its partial result and is not gated.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from .errors import EXIT_GATE_FAILED
 from .gate import evaluate
@@ -19,12 +19,13 @@ PROGRAM_JOB = "breakscan.pipeline:program_job"
 
 
 def scan_isolated(target: str, options: ScanOptions, limits: Limits = Limits(), *,
-                  on_stage: Callable[[str], None] | None = None) -> ModelRun:
+                  on_stage: Callable[[str], None] | None = None,
+                  cancel: Any | None = None) -> ModelRun:
     """Scan ``target`` in a child process (see :func:`breakscan.isolate.run_isolated`)."""
     from .isolate import run_isolated
 
     return run_isolated(SCAN_JOB, {"target": target, "options": options.to_dict()},
-                        target=target, limits=limits, on_stage=on_stage)
+                        target=target, limits=limits, on_stage=on_stage, cancel=cancel)
 
 
 def scan_in_process(target: str, options: ScanOptions) -> ModelRun:
@@ -41,13 +42,22 @@ def scan_in_process(target: str, options: ScanOptions) -> ModelRun:
 
 def run_model(target: str, options: ScanOptions, gate: GateOptions | None,
               limits: Limits = Limits(), *, on_stage: Callable[[str], None] | None = None,
-              isolated: bool = True) -> ModelRun:
+              isolated: bool = True, cancel: Any | None = None,
+              cache: Any | None = None) -> ModelRun:
     """Scan and gate one target; a failed gate becomes the run's exit code.
 
     ``isolated=False`` scans in this process (:func:`scan_in_process`; ``limits`` unused).
+    ``cancel`` (an ``isolate.Cancel``) stops the scan from another thread. ``cache`` (a
+    :class:`breakscan.cache.ResultCache`) answers an unchanged target without scanning it
+    (``run.cached``) and keeps each finished scan.
     """
-    run = scan_isolated(target, options, limits, on_stage=on_stage) if isolated \
-        else scan_in_process(target, options)
+    stored = cache.get(target, options) if cache is not None else None
+    if stored is not None:
+        return gated(ModelRun(target=target, result=stored, cached=True), gate)
+    run = scan_isolated(target, options, limits, on_stage=on_stage, cancel=cancel) \
+        if isolated else scan_in_process(target, options)
+    if cache is not None and run.error is None and run.result is not None:
+        cache.put(target, options, run.result)  # before the gate: the gate is asked anew
     return gated(run, gate)
 
 

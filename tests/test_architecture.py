@@ -182,12 +182,13 @@ def test_every_option_is_a_field_of_one_options_object():
     for cls, internal in ((options.ScanOptions, {"timing"}),
                           (options.TimingOptions, {"fullgraph", "dynamic"}),
                           (options.GateOptions, {"baseline_root"}),
-                          (options.Limits, set())):
+                          (options.Limits, {"threads"})):  # threads: set by `check -j`
         missing = {renamed.get(n, n) for n in names(cls) - internal} - flags
         assert not missing, f"{cls.__name__} fields with no flag on `breakscan scan`: {missing}"
     run_flags = set(inspect.signature(cli.run).parameters)
     for cls, internal in ((options.ProgramOptions, {"script", "args"}),  # the `program` words
-                          (options.GateOptions, {"baseline_root"}), (options.Limits, set())):
+                          (options.GateOptions, {"baseline_root"}),
+                          (options.Limits, {"threads"})):
         missing = {renamed.get(n, n) for n in names(cls) - internal} - run_flags
         assert not missing, f"{cls.__name__} fields with no flag on `breakscan run`: {missing}"
     assert "program" in run_flags
@@ -202,7 +203,8 @@ def test_the_parent_process_never_imports_torch():
     import sys
 
     modules = ["breakscan.cli", "breakscan.options", "breakscan.frames", "breakscan.runner",
-               "breakscan.program",
+               "breakscan.program", "breakscan.trace", "breakscan.ranks", "breakscan.cache",
+               "breakscan.analyse", "breakscan.impact", "breakscan.recompiles",
                "breakscan.check", "breakscan.fixes", "breakscan.compare", "breakscan.gate",
                "breakscan.lint", "breakscan.report.terminal", "breakscan.report.html"]
     code = f"import sys; import {', '.join(modules)}; print('torch' in sys.modules)"

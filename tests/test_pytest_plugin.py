@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from conftest import SAMPLES
 
 pytest_plugins = ["pytester"]
@@ -99,3 +101,39 @@ def test_the_plugin_runs_under_xdist(pytester):
     result = pytester.runpytest_subprocess("-n", "2", "-p", "xdist")
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*2 workers*", "*max_breaks 1 > limit 0*"])
+
+
+@pytest.mark.parametrize("dist", ["load", "loadfile"])
+def test_a_model_zoo_module_over_the_config_targets_runs_under_xdist(pytester, dist):
+    """The README's model-zoo pattern: one test per [tool.breakscan] target, spread over
+    workers with `pytest -n 2` (each target scanned in its own process, gated like `check`)."""
+    pytest.importorskip("xdist")
+    pytester.makefile(".toml", pyproject=f"""
+        [tool.breakscan]
+        max-breaks = 0
+
+        [[tool.breakscan.targets]]
+        target = "{SAMPLES}/item_logging.py:LogOutsideForward"
+        input-shape = ["8,16"]
+
+        [[tool.breakscan.targets]]
+        target = "{SAMPLES}/tensor_branch.py:TensorWhere"
+        input-shape = ["8,16"]
+
+        [[tool.breakscan.targets]]
+        target = "{SAMPLES}/tensor_branch.py:TensorIf"
+        input-shape = ["8,16"]
+    """)
+    pytester.makepyfile(test_model_zoo="""
+        import pytest
+        from breakscan.check import assert_target, load_targets
+
+        @pytest.mark.parametrize("entry", load_targets("pyproject.toml"), ids=str)
+        def test_compiles_within_its_gate(entry):
+            assert_target(entry)
+    """)
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "xdist", "--dist", dist)
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*2 workers*",
+                                 "*tensor_branch.py:TensorIf failed its graph-break gate: "
+                                 "max_breaks 1 > limit 0*"])

@@ -97,6 +97,19 @@ def regions_table(program: ProgramReport) -> Table:
     return table
 
 
+def ranks_table(result: ScanResult) -> Table:
+    """``breakscan trace``: one row per rank."""
+    table = Table(title="Ranks", title_justify="left", expand=False)
+    for name in ("rank", "graphs", "breaks", "recompiles", "frames skipped", "compile s",
+                 "records"):
+        table.add_column(name, justify="right")
+    for r in result.ranks:
+        cut = f" ({r.truncated} cut short)" if r.truncated else ""
+        table.add_row(str(r.rank), str(r.graphs), str(r.breaks), str(r.recompiles),
+                      str(r.frames_skipped), f"{r.compile_s:.2f}", f"{r.records}{cut}")
+    return table
+
+
 def settings_text(result: ScanResult) -> str:
     """The torch.compile settings the scan ran with, in the words users write them."""
     c = result.compile_settings or {}
@@ -133,6 +146,8 @@ def fires_text(brk: RootBreak, result: ScanResult) -> str:
     if result.program is not None and brk.fires is not None:
         return (f"fired {brk.fires} time{'' if brk.fires == 1 else 's'} over the run, {fires} "
                 "per call of its region")
+    if result.ranks:
+        return f"on rank(s) {', '.join(map(str, brk.ranks))}"
     t = result.timings
     if brk.cost_s_per_call is not None and t is not None and t.outside_s_per_call:
         call = f" of a {_ms(t.compiled.median_s)} call" if t.compiled else ""
@@ -207,7 +222,7 @@ def _break_panel(rank: int, brk: RootBreak, result: ScanResult) -> Panel:
         meta.append("\nthe value computed here is tested by the branch(es) at " + ", ".join(
             f"line {f.line}" if f.file == brk.file else f"{display_path(f.file)}:{f.line}"
             for f in brk.sites), style="bold")
-    if brk.fires_per_call is not None:
+    if brk.fires_per_call is not None or brk.ranks:
         meta.append(f"\n{fires_text(brk, result)}", style="bold")
     meta.append(f"\nsplits {brk.graph_splits} frame(s); {brk.records} log record(s), "
                 f"{brk.explain_reasons} explain reason(s)", style="dim")
@@ -263,7 +278,8 @@ def _action_table(result: ScanResult) -> Table:
     table.add_column("#", justify="right", no_wrap=True, min_width=2)
     table.add_column("category", no_wrap=True)
     table.add_column("where", overflow="fold", min_width=12)
-    table.add_column("fires", justify="right", no_wrap=True)  # per model call, at run time
+    table.add_column("ranks" if result.ranks else "fires", justify="right",
+                     no_wrap=True)  # per model call, at run time (trace: where it appears)
     timed = any(b.cost_s_per_call is not None for b in result.breaks)
     if timed:  # what ranks them now; the splits stay in each break's panel
         table.add_column("cost", justify="right", no_wrap=True)
@@ -275,6 +291,8 @@ def _action_table(result: ScanResult) -> Table:
         fires = f"{count(brk.fires_per_call)}×" if brk.fires_per_call is not None else "-"
         if brk.fires is not None and result.program is not None:
             fires = f"{brk.fires} ({fires})"
+        elif brk.ranks:
+            fires = ",".join(map(str, brk.ranks))
         last = (_ms(brk.cost_s_per_call) if brk.cost_s_per_call is not None else "-") \
             if timed else str(brk.graph_splits)
         table.add_row(str(rank), brk.category + mark, f"{display_path(brk.file)}:{brk.line}",
@@ -286,12 +304,13 @@ def _render_recompiles(result: ScanResult, console: Console) -> None:
     report = result.recompiles
     sets = " | ".join(" ".join("x".join(map(str, shape)) for shape in shapes)
                       for shapes in report.input_sets)
-    over = "during the run" if result.program is not None else \
+    over = "during the run" if result.program is not None or result.ranks else \
         f"over {len(report.input_sets)} input sets ({sets})"
     console.print(Text(f"Recompiles {over}: {len(report.recompiles)} recompile(s), "
                        f"{report.graph_count} graph(s)", style="bold"))
     for rec in report.recompiles:
-        which = f" (input set {rec.input_set})" if rec.input_set is not None else ""
+        which = f" (input set {rec.input_set})" if rec.input_set is not None else \
+            (f" (rank {rec.rank})" if rec.rank is not None else "")
         console.print(Text(f"  {rec.function}() {display_path(rec.file)}:{rec.line}{which}",
                            style="magenta"))
         if rec.called_from:
@@ -504,9 +523,15 @@ def render(result: ScanResult, console: Console, *, quiet: bool = False,
         return
     inputs = ", ".join(f"{i.name}: {i.dtype}{i.shape}" if i.kind == "tensor" else
                        f"{i.name}: {i.kind}" for i in result.inputs)
-    if result.program is None:
+    if result.program is None and not result.ranks:
         console.print(Text(f"torch {result.torch_version} · {result.device} · {result.method}"
                            f"({inputs}) · capture {result.capture_seconds:.2f}s", style="dim"))
+    elif result.ranks:
+        console.print(Text(f"torch {result.torch_version} · read from the job's TORCH_TRACE "
+                           "files", style="dim"))
+        for line in result.rank_differences:
+            console.print(Text(f"differs between ranks: {line}", style="bold red"))
+        console.print(ranks_table(result))
     else:
         console.print(Text(f"torch {result.torch_version} · every compile and compiled call "
                            "of the run", style="dim"))
@@ -586,6 +611,9 @@ def render_runs(runs: list[ModelRun], console: Console, *, quiet: bool = False,
                                style="bold red"))
             continue
         render(run.result, console, quiet=quiet, verbose=verbose)
+        if run.cached:
+            console.print(Text("cached: no file, input or setting it depends on changed since "
+                               "this result was stored (--no-cache scans again)", style="dim"))
         if run.error is not None:
             if len(runs) > 1:
                 console.print(Text(f"ERROR (exit {run.exit_code}): {run.error}", style="bold red"))
@@ -608,6 +636,8 @@ def render_runs(runs: list[ModelRun], console: Console, *, quiet: bool = False,
             s, gate = run.result.summary, run.result.gate
             status = Text("no gate") if gate is None else (
                 Text("PASS", style="green") if gate.passed else Text("FAIL", style="bold red"))
+            if run.cached:
+                status.append(" (cached)", style="dim")
             table.add_row(run.target, status, str(s.graph_count), str(s.graph_break_count),
                           str(s.recompile_count))
         console.print(table)

@@ -1,0 +1,119 @@
+"""The result cache of ``breakscan check``: a target whose code, inputs and settings have not
+changed is not scanned again (as ruff and mypy cache theirs).
+
+An entry is keyed by what the scan was asked (the target, every scan option, breakscan's, torch's
+and Python's versions) and holds the finished, ungated result plus the hash of every user file
+the model's frames, graphs and breaks came from (the target's own file included). It is used
+only while each of those files still has the same content: editing a model, or a helper its
+forward calls, rescans it. Entries live in ``.breakscan_cache/`` (with a ``.gitignore`` inside)
+and are written atomically, so concurrent runs never read half an entry. Imports no torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import platform
+import tempfile
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+from . import __version__
+from .frames import is_user_file
+from .options import ScanOptions, parse_target
+from .result import ScanResult
+
+CACHE_DIR = ".breakscan_cache"
+
+
+def _torch_version() -> str:
+    try:
+        return metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return "none"
+
+
+def _own_code() -> str:
+    """breakscan's own code as it is on disk (an edited checkout must not reuse old entries)."""
+    here = Path(__file__).resolve().parent
+    stamp = [(str(p.relative_to(here)), p.stat().st_size, p.stat().st_mtime_ns)
+             for p in sorted(here.rglob("*.py"))]
+    return hashlib.sha256(repr(stamp).encode()).hexdigest()[:16]
+
+
+def _digest(path: str) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def source_files(target: str, result: ScanResult) -> set[str]:
+    """The user files a scan's result came from: the target's file, every compiled or skipped
+    frame's, every graph op's, every break's (and its call chain's), every recompile's."""
+    files = {f.file for f in result.frames}
+    files |= {loc.rpartition(":")[0] for g in result.graphs for loc in g.source_lines}
+    for brk in result.breaks:
+        files |= {brk.file} | {f.file for f in brk.call_chain} | {f.file for f in brk.sites}
+    if result.recompiles is not None:
+        files |= {r.file for r in result.recompiles.recompiles}
+    spec = parse_target(target)
+    if spec.is_file:
+        files.add(spec.source)
+    return {os.path.realpath(f) for f in files if f and is_user_file(f)}
+
+
+@dataclass
+class ResultCache:
+    """``.breakscan_cache/`` under ``root`` (the folder of the config that lists the targets)."""
+
+    root: Path
+
+    @property
+    def folder(self) -> Path:
+        return self.root / CACHE_DIR
+
+    def key(self, target: str, options: ScanOptions) -> str:
+        spec = parse_target(target)
+        where = os.path.realpath(spec.source) if spec.is_file else spec.source
+        asked = {"target": target, "where": where, "options": options.to_dict(),
+                 "breakscan": __version__, "code": _own_code(), "torch": _torch_version(),
+                 "python": platform.python_version(), "cwd": os.getcwd()}
+        return hashlib.sha256(json.dumps(asked, sort_keys=True, default=str)
+                              .encode()).hexdigest()[:32]
+
+    def get(self, target: str, options: ScanOptions) -> ScanResult | None:
+        """The stored result, when every file it came from is unchanged; else None."""
+        path = self.folder / f"{self.key(target, options)}.pkl"
+        try:
+            with open(path, "rb") as handle:
+                entry = pickle.load(handle)
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
+            return None
+        if not isinstance(entry, dict) or any(_digest(f) != digest
+                                              for f, digest in entry["files"].items()):
+            return None
+        return entry["result"]
+
+    def put(self, target: str, options: ScanOptions, result: ScanResult) -> None:
+        """Store a finished scan (never a partial one); a cache that cannot be written is
+        skipped silently: it only saves time."""
+        if result.partial:
+            return
+        files = {f: _digest(f) for f in sorted(source_files(target, result))}
+        entry = {"files": files, "result": result}
+        try:
+            self.folder.mkdir(exist_ok=True)
+            ignore = self.folder / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# breakscan's result cache (breakscan check)\n*\n")
+            fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
+            with os.fdopen(fd, "wb") as handle:
+                pickle.dump(entry, handle)
+            os.replace(tmp, self.folder / f"{self.key(target, options)}.pkl")
+        except OSError:
+            pass

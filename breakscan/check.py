@@ -188,7 +188,7 @@ def _run_all(work: list[tuple[int, Callable[[Cancel], ModelRun]]],
             cancel.set()
             for future in futures:
                 future.cancel()  # not started yet: never started
-            stopped = [(futures[f], f.result()) for f in futures
-                       if not f.cancelled() and futures[f] not in {i for i, _ in done}]
-            done += stopped
+            reported = {index for index, _ in done}
+            done += [(futures[f], f.result()) for f in futures  # they return once stopped
+                     if not f.cancelled() and futures[f] not in reported]
     return sorted(done, key=lambda item: item[0])

@@ -86,9 +86,9 @@ def _summary(trace: RankTrace, result: ScanResult) -> RankSummary:
 def trace_report(folder: str | os.PathLike) -> ScanResult:
     """The report of a TORCH_TRACE folder (or one file): every rank's breaks, graphs and
     recompiles, what differs between ranks, and a summary per rank."""
-    files = trace_files(folder)
     if not Path(folder).exists():
         raise UsageError(f"{folder}: no such file or folder")
+    files = trace_files(folder)
     if not files:
         raise UsageError(f"{folder} holds no trace file (*.log): run the job with "
                          "TORCH_TRACE=<folder> first")
@@ -137,10 +137,11 @@ def differences(merged: ScanResult, ranks: list[int | None]) -> list[str]:
         if len(set(values.values())) > 1:
             out.append(f"{topic} differ: " + ", ".join(f"rank {k}: {v}"
                                                       for k, v in values.items()))
-    for rec in merged.recompiles.recompiles:
-        if len({r.rank for r in merged.recompiles.recompiles}) < len(everywhere):
-            out.append(f"rank {rec.rank} recompiled {rec.function}() "
-                       f"({os.path.basename(rec.file)}:{rec.line}): {'; '.join(rec.reasons)}")
+    recompiled = {r.rank for r in merged.recompiles.recompiles}
+    if recompiled and len(recompiled) < len(everywhere):  # some ranks recompiled, others not
+        out += [f"rank {rec.rank} recompiled {rec.function}() "
+                f"({os.path.basename(rec.file)}:{rec.line}): {'; '.join(rec.reasons)}"
+                for rec in merged.recompiles.recompiles]
     return out
 
 

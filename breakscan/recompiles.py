@@ -124,8 +124,12 @@ def program_recompiles(logs: list[str], stacks: list[list[tuple[str, int, str]]]
     reasons = [r for rec in recompiles for r in rec.reasons]
     advice = []
     if any("size mismatch" in r for r in reasons):
-        advice.append("An input changed size: compile with dynamic=True, call "
-                      "torch._dynamo.mark_dynamic(x, dim) on the varying dimension before the "
+        advice.append("An input changed size. With torch's default (automatic dynamic "
+                      "shapes) the recompiled graph takes that dimension as dynamic and later "
+                      "sizes reuse it, so one recompile per compiled variant of a frame is "
+                      "expected (sizes that keep recompiling mean dynamic=False or code that "
+                      "specialises on the size); to avoid even that one, compile with "
+                      "dynamic=True or call torch._dynamo.mark_dynamic(x, dim) before the first "
                       "call, or keep the size fixed (drop_last=True, padding).")
     if any("requires_grad mismatch" in r for r in reasons):
         advice.append("A frame was called with inputs that do and do not require grad (the "

@@ -291,6 +291,12 @@ def python_calls(wanted: Callable[[CodeKey], bool]) -> Iterator[dict[CodeKey, in
         sys.setprofile(previous)
 
 
+def recompile_limit() -> int | None:
+    """Dynamo's recompile limit (``cache_size_limit`` on older torch)."""
+    config = torch._dynamo.config
+    return getattr(config, "recompile_limit", getattr(config, "cache_size_limit", None))
+
+
 def dynamic_shapes(dynamic: bool | None) -> contextlib.AbstractContextManager[Any]:
     """What ``torch.compile(dynamic=...)`` sets, for passes that cannot take the argument
     (explain): True assumes every size dynamic, False turns automatic dynamic shapes off."""

@@ -62,6 +62,28 @@ def eager_frames(result: ScanResult) -> set[CodeKey]:
         set(_rest_of_frame(result))
 
 
+def _tally(result: ScanResult, python_calls: dict[CodeKey, int],
+           rest: dict[CodeKey, int]) -> tuple[int, int, dict[int, int]]:
+    """Counted Python calls, read: (returns to Python mid-frame, calls of skipped frames,
+    fires per break index)."""
+    skipped = {(f.name, f.file, f.first_line) for f in result.frames if f.skipped}
+    gaps = sum(n for key, n in python_calls.items()
+               if resume_line(key[0]) is not None or key in rest)
+    eagerly = sum(n for key, n in python_calls.items() if key in skipped)
+    fires: dict[int, int] = {}
+    for key, count in python_calls.items():
+        idx = break_of_code(result, key, rest)
+        if idx is not None:  # a nested break resumes every enclosing frame: count it once
+            fires[idx] = max(fires.get(idx, 0), count)
+    return gaps, eagerly, fires
+
+
+def _could_fire(brk: RootBreak) -> bool:
+    """A break whose firing is counted (a resume function, a skipped frame, a rest of frame
+    run eagerly): not counted means it did not fire in the calls counted."""
+    return bool(brk.resume_functions) or brk.frame_skipped or brk.skip_kind == "rest_of_frame"
+
+
 def apply_runtime(result: ScanResult, raw: RawRuntime) -> None:
     """Per model call: graph calls, returns to Python, frames run eagerly, each break's fires."""
     if raw.error is not None or not raw.calls:
@@ -69,24 +91,15 @@ def apply_runtime(result: ScanResult, raw: RawRuntime) -> None:
                             f"called again ({raw.error})")
         return
     s, calls = result.summary, raw.calls
-    skipped = {(f.name, f.file, f.first_line) for f in result.frames if f.skipped}
+    gaps, eagerly, fires = _tally(result, raw.python_calls, _rest_of_frame(result))
     s.runtime_calls = calls
     s.graph_calls_per_call = _per_call(raw.graph_calls, calls)
-    rest = _rest_of_frame(result)
-    s.eager_gaps_per_call = _per_call(sum(n for key, n in raw.python_calls.items()
-                                          if resume_line(key[0]) is not None or key in rest),
-                                      calls)
-    s.frames_run_eagerly_per_call = _per_call(sum(n for key, n in raw.python_calls.items()
-                                                  if key in skipped), calls)
-    fires: dict[int, int] = {}
-    for key, count in raw.python_calls.items():
-        idx = break_of_code(result, key, rest)
-        if idx is not None:  # a nested break resumes every enclosing frame: count it once
-            fires[idx] = max(fires.get(idx, 0), count)
+    s.eager_gaps_per_call = _per_call(gaps, calls)
+    s.frames_run_eagerly_per_call = _per_call(eagerly, calls)
     for idx, brk in enumerate(result.breaks):
         if idx in fires:
             brk.fires_per_call = _per_call(fires[idx], calls)
-        elif brk.resume_functions or brk.frame_skipped or brk.skip_kind == "rest_of_frame":
+        elif _could_fire(brk):
             brk.fires_per_call = 0.0  # it broke on the captured call, not in the steady state
     rank(result)
 
@@ -98,24 +111,16 @@ def apply_regions(result: ScanResult, regions: list[RawRegion]) -> list[ProgramR
     region's, so ``--max-graph-calls N`` means "no region makes more than N graph calls per
     call"."""
     rest = _rest_of_frame(result)
-    skipped = {(f.name, f.file, f.first_line) for f in result.frames if f.skipped}
     fires: dict[int, int] = {}
     per_call: dict[int, float] = {}
     out = []
     for region in regions:
-        gaps = sum(n for key, n in region.python_calls.items()
-                   if resume_line(key[0]) is not None or key in rest)
-        eagerly = sum(n for key, n in region.python_calls.items() if key in skipped)
-        here: dict[int, int] = {}
-        for key, count in region.python_calls.items():
-            idx = break_of_code(result, key, rest)
-            if idx is not None:  # a nested break resumes every enclosing frame: count it once
-                here[idx] = max(here.get(idx, 0), count)
+        calls = region.calls
+        gaps, eagerly, here = _tally(result, region.python_calls, rest)
         for idx, count in here.items():
             fires[idx] = fires.get(idx, 0) + count
-            if region.calls:
-                per_call[idx] = per_call.get(idx, 0.0) + count / region.calls
-        calls = region.calls
+            if calls:
+                per_call[idx] = per_call.get(idx, 0.0) + count / calls
         out.append(ProgramRegion(
             name=region.name, kind=region.kind, compiled_at=compiled_at(region.compiled_at),
             calls=calls, graph_calls=region.graph_calls, eager_gaps=gaps,
@@ -126,7 +131,7 @@ def apply_regions(result: ScanResult, regions: list[RawRegion]) -> list[ProgramR
     for idx, brk in enumerate(result.breaks):
         if idx in fires:
             brk.fires, brk.fires_per_call = fires[idx], round(per_call.get(idx, 0.0), 2)
-        elif brk.resume_functions or brk.frame_skipped or brk.skip_kind == "rest_of_frame":
+        elif _could_fire(brk):
             brk.fires, brk.fires_per_call = 0, 0.0
     called = [r for r in out if r.calls]
     s = result.summary

@@ -18,6 +18,7 @@ import torch
 
 from .analyse import analyse, compare_calls, python_version
 from .capture import RawProgram, program_capture, run_counted, run_eager, run_explain
+from .dynamo import recompile_limit
 from .errors import UsageError
 from .impact import apply_costs, apply_regions, apply_runtime, eager_frames
 from .load import (LoadedTarget, describe_inputs, importable_folder, input_sets, load_target,
@@ -327,12 +328,6 @@ def _shape_findings(recompiles: list[Any]) -> list[StaticFinding]:
         except UsageError:
             pass
     return found
-
-
-def recompile_limit() -> int | None:
-    """Dynamo's recompile limit (``cache_size_limit`` on older torch)."""
-    config = torch._dynamo.config
-    return getattr(config, "recompile_limit", getattr(config, "cache_size_limit", None))
 
 
 def program_job(request: dict[str, Any], on_stage: OnStage,

@@ -176,12 +176,13 @@ def check_recompiles(fn: Callable[..., Any], sets: list[tuple[Any, ...]], *,
     """
     import torch
 
+    from .dynamo import recompile_limit
+
     graphs, recompiles, limit_hits = _run_sets(fn, sets, training=training, dynamic=dynamic)
     report = RecompileReport(
         input_sets=[[list(a.shape) for a in args if isinstance(a, torch.Tensor)] for args in sets],
         graph_count=graphs, recompiles=recompiles, limit_hits=limit_hits,
-        recompile_limit=getattr(torch._dynamo.config, "recompile_limit",
-                                getattr(torch._dynamo.config, "cache_size_limit", None)))
+        recompile_limit=recompile_limit())
     specialised = _specialised_sets(sets)
     report.specialised_sets = specialised
     if recompiles and dynamic:

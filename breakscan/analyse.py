@@ -21,8 +21,8 @@ from . import categories
 from .breaklog import RESUME_PREFIX, parse_break_message, split_reason
 from .frames import (acting_frame, is_torch_file, model_stack, module_ast, owner_of, parse_stack,
                      user_frame)
-from .result import (BreakRecord, CompiledFrame, Discrepancy, ExplainCounts, Frame, GraphInfo,
-                     LaterCall, RawCapture, RootBreak, Summary)
+from .result import (BreakRecord, CompiledFrame, CompileError, Discrepancy, ExplainCounts, Frame,
+                     GraphInfo, LaterCall, RawCapture, RawFailure, RootBreak, Summary)
 
 _RESUME = re.compile(rf"{RESUME_PREFIX}(?P<fn>.+)_at_(?P<line>\d+)$")
 OWNER_RANK = {"user": 0, "third_party": 1, "torch": 2}  # the user's own breaks first
@@ -51,7 +51,8 @@ class _Roots:
     def add(self, *, chain: list[Frame], gb_id: str | None, gb_type: str, explanation: str,
             hints: list[str], context: str, source: str, file: str, line: int,
             function: str, code: str) -> RootBreak:
-        category = categories.categorize(gb_id, gb_type, explanation, context)
+        category = categories.categorize(gb_id, gb_type, explanation, context,
+                                         _source(file, line, code))
         owner = owner_of(file)
         item = RootBreak(
             owner=owner, category=category, gb_id=gb_id, gb_type=gb_type,
@@ -162,6 +163,41 @@ _GENERIC_HINTS = ("report an issue", "file an issue", "unlikely that Dynamo will
                   "graph break is fundamental", "Dynamo bug")
 
 
+_DISABLED_FN = re.compile(r"function `?<function (?P<name>[\w.<>]+) at")
+
+
+def disabled_function(item: RootBreak) -> Frame | None:
+    """The ``torch.compiler.disable``d function a break calls, where it is defined: Dynamo names
+    it in the explanation; its definition is looked up in the files on the break's path."""
+    m = _DISABLED_FN.search(item.explanation or "")
+    if m is None:
+        return None
+    qualname = m.group("name")
+    name = qualname.rpartition(".")[2]
+    files = dict.fromkeys([item.file] + [f.file for f in reversed(item.call_chain)])
+    for file in files:
+        tree = module_ast(file)
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                return Frame(file, first, qualname, _source(file, first))
+    return Frame("", 0, qualname)
+
+
+def _disabled_advice(item: RootBreak) -> str:
+    fn = disabled_function(item)
+    if fn is None:
+        return categories.CATEGORIES["disabled_call"].suggestion
+    where = f" ({os.path.basename(fn.file)}:{fn.line})" if fn.file else ""
+    if fn.file and is_torch_file(fn.file):
+        return (f"`{fn.function}()`{where} is disabled by torch itself, on purpose: it runs "
+                "eagerly by design. Keep the call outside the compiled function, or accept the "
+                "split.")
+    return (f"`{fn.function}()`{where} is decorated with `torch.compiler.disable`: it runs "
+            "eagerly by design. Narrow the decorator to the part that cannot be traced, or "
+            "remove it.")
+
+
 def advice(item: RootBreak) -> str:
     """What the reader can do about this break: never a pointer to text that is not there."""
     category = item.root_category
@@ -178,7 +214,9 @@ def advice(item: RootBreak) -> str:
         else:
             parts.append("Fix the break itself (below) so Dynamo can trace the function again.")
     inside = item.call_chain[-1] if item.call_chain else None
-    if category == "explicit_break" and inside is not None and is_torch_file(inside.file):
+    if category == "disabled_call":
+        parts.append(_disabled_advice(item))
+    elif category == "explicit_break" and inside is not None and is_torch_file(inside.file):
         # torch.optim's step() calls graph_break() itself (to keep no_grad for AOT autograd).
         parts.append(f"torch itself calls `torch._dynamo.graph_break()` here (in "
                      f"{inside.function}() of {os.path.basename(inside.file)}:{inside.line}), "
@@ -616,6 +654,52 @@ def discrepancies(summary: Summary, explain: ExplainCounts, breaks: list[RootBre
             f"{_plural(methods, 'call_method/call_module node')}"
             + (f" (here: {examples})" if examples else "")))
     return out
+
+
+def compile_error(failure: RawFailure) -> CompileError:
+    """What a compiled call's exception says, at the line to act on (never torch's own).
+
+    Dynamo's errors carry the user's stack after "from user code:"; other failures (a backend
+    crash) only their traceback, whose innermost frame outside torch is the line.
+    """
+    head, marker, tail = failure.text.partition("from user code:")
+    chain = model_stack(parse_stack(tail)) if marker else []
+    if not chain:
+        chain = model_stack([f for f in failure.traceback if not is_torch_file(f.file)])
+    frame = acting_frame(chain)
+    lines = [line.strip() for line in head.splitlines() if line.strip()]
+    explanation = next((line.partition(":")[2].strip() for line in lines
+                        if line.startswith("Explanation:")), "")
+    if len(explanation) > 300:
+        explanation = explanation[:297] + "..."
+    return CompileError(
+        message=(lines[0] if lines else failure.exception)[:300], exception=failure.exception,
+        file=frame.file if frame else None, line=frame.line if frame else None,
+        call_chain=chain, code=_source(frame.file, frame.line, frame.code) if frame else "",
+        explanation=explanation, owner=owner_of(frame.file) if frame else "torch")
+
+
+def apply_compile_error(result: Any, failure: RawFailure) -> None:
+    """The model does not compile: record why, and drop the "break" Dynamo's metrics made of
+    the failing line (nothing ran eagerly there: the compiled call raised)."""
+    error = result.compile_error = compile_error(failure)
+    keep = [b for b in result.breaks if (b.file, b.line) != (error.file, error.line)]
+    if len(keep) == len(result.breaks):
+        return
+    index = {id(b): i for i, b in enumerate(keep)}
+    for frame in result.frames:
+        if frame.break_index is not None:
+            frame.break_index = index.get(id(result.breaks[frame.break_index]))
+    result.breaks = keep
+    s = result.summary
+    s.graph_break_count = sum(b.calls != "later_only" for b in keep)
+    s.frames_skipped = sum(1 for f in result.frames if f.skipped and (f.fail_file, f.fail_line)
+                           != (error.file, error.line))
+    if result.later_call is not None:
+        result.later_call.graph_break_count = sum(b.calls != "first_only" for b in keep)
+    result.discrepancies = discrepancies(s, result.explain, [b for b in keep
+                                                             if b.calls != "later_only"],
+                                         result.graphs, result.frames)
 
 
 def python_version() -> str:

@@ -24,7 +24,8 @@ from .dynamo import (CodeEvent, CodeKey, GraphCounter, bytecode_hook,
                      clean_dynamo_state, compile_model, compile_within, dynamic_shapes,
                      dynamo_logs, dynamo_session, python_calls, read_metrics, record_regions)
 from .errors import as_model_error, describe, user_frame_hint
-from .result import RawCapture
+from .frames import frames_of
+from .result import RawCapture, RawFailure
 
 
 def _explain_within(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
@@ -141,16 +142,28 @@ class RawRuntime:
     calls: int  # model calls counted
     graph_calls: int  # compiled-graph calls over those calls
     python_calls: dict[CodeKey, int]  # calls of resume functions and of the frames asked for
-    error: str | None = None
+    error: str | None = None  # why nothing was counted (one line)
+    # The compiled model itself raised (eager did not): torch.compile fails on this model.
+    failure: RawFailure | None = None
+
+
+def raw_failure(exc: BaseException) -> RawFailure:
+    """An exception as data (its text and traceback), for the analysis to read."""
+    return RawFailure(type(exc).__name__, str(exc), frames_of(exc))
 
 
 def run_counted(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
                 training: bool, eager_frames: set[CodeKey],
                 compile_only: tuple[Any, str] | None = None,
                 dynamic: bool | None = None) -> RawRuntime:
-    """Call the compiled model (eager backend) after a warm-up and count, over a few calls,
-    its graph calls, its resume-function calls and the calls of ``eager_frames`` (the frames
-    Dynamo skipped). Cheap: no inductor, a handful of calls."""
+    """Call the compiled model (eager backend) the way a user calls it, then count, over a few
+    calls, its graph calls, its resume-function calls and the calls of ``eager_frames`` (the
+    frames Dynamo skipped). Cheap: no inductor, a handful of calls.
+
+    A warm-up call that raises is the model failing to compile (``failure``; the eager run
+    before it succeeded). A counted call that raises is retried without breakscan's counter:
+    when the model then runs, the failure was breakscan's own and is reported as such.
+    """
     counter = GraphCounter("eager")
 
     def wanted(key: CodeKey) -> bool:
@@ -161,12 +174,21 @@ def run_counted(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str,
         try:
             for _ in range(RUNTIME_WARMUP):
                 compiled(*args, **kwargs)
-            counter.calls = 0
+        except Exception as exc:  # eager ran: the compiled model fails
+            return RawRuntime(0, 0, {}, error=describe(exc), failure=raw_failure(exc))
+        counter.calls = 0
+        try:
             with python_calls(wanted) as counts:
                 for _ in range(RUNTIME_CALLS):
                     compiled(*args, **kwargs)
-        except Exception as exc:  # the model's own failure is reported by the eager run
-            return RawRuntime(0, 0, {}, error=describe(exc))
+        except Exception as exc:
+            try:
+                compiled(*args, **kwargs)
+            except Exception as again:
+                return RawRuntime(0, 0, {}, error=describe(again), failure=raw_failure(again))
+            return RawRuntime(0, 0, {}, error=f"breakscan's run-time counter failed, not the "
+                                             f"model (it runs when called again): "
+                                             f"{describe(exc)}")
     return RawRuntime(RUNTIME_CALLS, counter.calls, dict(counts))
 
 
@@ -222,11 +244,11 @@ class ProgramCapture:
                           list(self._stacks))
 
 
-def _by_key(counts: dict[Any, int]) -> dict[CodeKey, int]:
+def _by_key(counts: dict[int, list[Any]]) -> dict[CodeKey, int]:
     """Calls per code object -> per (name, file, first line): Dynamo runs a frame's transformed
     code under a new code object with the same identity."""
     out: dict[CodeKey, int] = {}
-    for code, n in list(counts.items()):
+    for code, n in list(counts.values()):
         key = (code.co_name, code.co_filename, code.co_firstlineno)
         out[key] = out.get(key, 0) + n
     return out

@@ -19,6 +19,8 @@ from typing import List, Optional
 import typer
 from rich.console import Console
 
+from .report.terminal import console as literal_console
+
 from . import __version__
 from .errors import (EXIT_GATE_FAILED, EXIT_MODEL_FAILED, EXIT_USAGE, INTERRUPT_CODES,
                      BreakscanError, Interrupted, UsageError, interrupt_signal)
@@ -56,11 +58,11 @@ _HTML = typer.Option(None, "--html", help="Also write a self-contained HTML repo
 def make_console() -> Console:
     """A TTY gets its real width; a pipe or CI log gets 100 columns (rich's default is 80)."""
     width = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS") or 100)
-    return Console(highlight=False, width=width)
+    return literal_console(width=width)
 
 
 def _fail(exc: BaseException, debug: bool) -> None:
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = literal_console(stderr=True, soft_wrap=True)
     if debug:
         err.print(traceback.format_exc(), markup=False)
     code = exc.exit_code if isinstance(exc, BreakscanError) else EXIT_USAGE
@@ -254,7 +256,7 @@ def _write_html(runs, path: Path, comparison=None) -> None:
         write_atomic(path, to_html(runs, comparison=comparison))
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror}") from None
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = literal_console(stderr=True, soft_wrap=True)
     err.print(f"breakscan: wrote HTML report {path}", markup=False)
 
 
@@ -265,11 +267,10 @@ def _fix(target: str, options, result, limits, write: bool) -> tuple[str, int] |
     """
     from .fixes import FixesInterrupted, unfixed, verify_fixes, write_fixes
 
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = literal_console(stderr=True, soft_wrap=True)
 
     def progress(one) -> None:
-        verdict = "verified" if one.verified else "not verified"
-        err.print(f"breakscan: fix {one.rule} {one.fix_id}: {verdict}", markup=False)
+        err.print(f"breakscan: fix {one.rule} {one.fix_id}: {one.status}", markup=False)
 
     try:
         with live_status(target) as on_stage:
@@ -294,7 +295,7 @@ def live_status(label: str, *, enabled: bool = True):
     Yields the ``on_stage`` callback for :func:`breakscan.isolate.run_isolated`, or None when
     stderr is not a terminal or the output is a file format: nothing then reaches stderr.
     """
-    err = Console(stderr=True, highlight=False)
+    err = literal_console(stderr=True)
     if not enabled or not err.is_terminal:
         yield None
         return
@@ -316,7 +317,7 @@ def live_status(label: str, *, enabled: bool = True):
 
 def _fail_run(run, debug: bool) -> None:
     """A scan that did not finish: its one-line error (and with --debug its details)."""
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = literal_console(stderr=True, soft_wrap=True)
     if debug and run.detail:
         err.print(run.detail, markup=False)
     err.print(f"breakscan: {'' if run.interrupted else 'error: '}{run.error}", markup=False)
@@ -651,7 +652,7 @@ def main(argv: list[str] | None = None) -> None:
         code = app(args=args, prog_name="breakscan", standalone_mode=False)
     except (KeyboardInterrupt, Interrupted) as exc:  # outside a scan: nothing to report
         signum = interrupt_signal(exc)
-        Console(stderr=True, highlight=False).print(
+        literal_console(stderr=True).print(
             f"breakscan: interrupted ({INTERRUPT_CODES.get(signum, signum)})", markup=False)
         sys.exit(128 + signum)
     except Exception as exc:
@@ -659,11 +660,11 @@ def main(argv: list[str] | None = None) -> None:
         if not hasattr(exc, "format_message"):
             raise
         if type(exc).__name__ == "Abort":  # click's form of Ctrl-C
-            Console(stderr=True, highlight=False).print("breakscan: interrupted (SIGINT)",
+            literal_console(stderr=True).print("breakscan: interrupted (SIGINT)",
                                                         markup=False)
             sys.exit(130)
         if exc.format_message():  # empty when no arguments made click print the help
-            Console(stderr=True, highlight=False, soft_wrap=True).print(
+            literal_console(stderr=True, soft_wrap=True).print(
                 f"breakscan: error: {exc.format_message()} (see breakscan --help)", markup=False)
         sys.exit(EXIT_USAGE)
     sys.exit(code if isinstance(code, int) else 0)

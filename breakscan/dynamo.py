@@ -270,15 +270,20 @@ def python_calls(wanted: Callable[[CodeKey], bool]) -> Iterator[dict[CodeKey, in
     one return to Python at a break, each call of a skipped frame one frame run eagerly.
     """
     counts: dict[CodeKey, int] = {}
-    seen: dict[Any, bool] = {}
+    # Keyed by identity: Dynamo's resume code for a break inside a comprehension keeps a dict
+    # among its constants, so hashing the code object raises "unhashable type: 'dict'".
+    seen: dict[int, tuple[Any, bool]] = {}
 
     def profile(frame: Any, event: str, arg: Any) -> None:
         if event != "call":
             return
         code = frame.f_code
-        keep = seen.get(code)
-        if keep is None:
-            keep = seen[code] = wanted((code.co_name, code.co_filename, code.co_firstlineno))
+        known = seen.get(id(code))
+        if known is None:
+            keep = wanted((code.co_name, code.co_filename, code.co_firstlineno))
+            seen[id(code)] = (code, keep)  # the reference keeps the id from being reused
+        else:
+            keep = known[1]
         if keep:
             key = (code.co_name, code.co_filename, code.co_firstlineno)
             counts[key] = counts.get(key, 0) + 1
@@ -318,7 +323,7 @@ class Region:
     compiled_at: list[tuple[str, int, str]]  # the stack of the torch.compile call (file, line, fn)
     calls: int = 0  # times the program called it
     graph_calls: int = 0  # compiled-graph calls made inside those calls
-    python_calls: dict[Any, int] = field(default_factory=dict)  # code object -> calls inside it
+    python_calls: dict[int, list[Any]] = field(default_factory=dict)  # id(code) -> [code, calls]
 
 
 class RegionRecorder:
@@ -381,8 +386,12 @@ def record_regions(notes: list[str], *, capture_only: bool = False) -> Iterator[
 
     def profile(frame: Any, event: str, arg: Any) -> None:
         if event == "call":
-            counts = recorder.current().python_calls
-            counts[frame.f_code] = counts.get(frame.f_code, 0) + 1
+            counts = recorder.current().python_calls  # keyed by identity: see python_calls
+            entry = counts.get(id(frame.f_code))
+            if entry is None:
+                counts[id(frame.f_code)] = [frame.f_code, 1]
+            else:
+                entry[1] += 1
 
     def enter_hook(region: Region) -> Callable[[], Callable[[], None]]:
         def enter() -> Callable[[], None]:

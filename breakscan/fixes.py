@@ -37,16 +37,54 @@ _REWRITE_AS = {"item": "print"}
 _HINTED_SETTING = re.compile(r"torch\._dynamo\.config\.(?P<name>\w+)\s*=\s*(?P<value>True|False|\d+)")
 
 
+# "adding it to `torch._dynamo.config.reorderable_logging_functions`" (a set of functions).
+_HINTED_SET = re.compile(r"torch\._dynamo\.config\.(?P<name>\w+_logging_functions)")
+# The logging function Dynamo names: "(e.g. `_warnings.warn`)", "builtin `_warnings.warn`".
+_LOGGING_FN = re.compile(r"`(?P<fn>[A-Za-z_][\w.]*\.\w+)`")
+LOGGING_SETTINGS = ("reorderable_logging_functions", "ignore_logging_functions")
+
+
 def hinted_settings(brk: Any) -> list[tuple[str, Any]]:
-    """The Dynamo config values Dynamo itself suggests for this break (its hints), in order."""
+    """The Dynamo config values Dynamo itself suggests for this break (its hints), in order.
+
+    A logging function Dynamo cannot trace (``warnings.warn``) gets both sets its hint and the
+    print rule name, ``reorderable_logging_functions`` and ``ignore_logging_functions``, with
+    that function added (``{"functions": ["_warnings.warn"]}``, resolved in the child)."""
     found: list[tuple[str, Any]] = []
-    for text in list(brk.hints) + [brk.explanation]:
+    texts = list(brk.hints) + [brk.explanation]
+    for text in texts:
         for m in _HINTED_SETTING.finditer(text or ""):
             raw = m.group("value")
             value: Any = raw == "True" if raw in ("True", "False") else int(raw)
             if (m.group("name"), value) not in found:
                 found.append((m.group("name"), value))
+    if any(_HINTED_SET.search(t or "") for t in texts):
+        names = [m.group("fn") for t in texts for m in _LOGGING_FN.finditer(t or "")
+                 if "torch._dynamo" not in m.group("fn")]
+        if names:
+            for setting in LOGGING_SETTINGS:
+                found.append((setting, {"functions": [names[0]]}))
     return found
+
+
+def resolved_config(config: dict[str, Any]) -> dict[str, Any]:
+    """A fix's Dynamo config with named functions turned into the functions themselves (a set
+    setting travels to the child as ``{"functions": ["_warnings.warn"]}``), added to the set
+    already in force."""
+    import importlib
+
+    import torch._dynamo.config as dynamo_config
+
+    out = {}
+    for name, value in config.items():
+        if isinstance(value, dict) and "functions" in value:
+            functions = set(getattr(dynamo_config, name))
+            for dotted in value["functions"]:
+                module, _, attr = dotted.rpartition(".")
+                functions.add(getattr(importlib.import_module(module), attr))
+            value = functions
+        out[name] = value
+    return out
 
 
 @dataclass
@@ -125,8 +163,9 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
         for name, value in hinted_settings(brk):  # what Dynamo's own hints name
             if not any(name in config for _, _, config in settings) and \
                     hasattr(_dynamo_config(), name):
-                settings.append((name, f"torch._dynamo.config.{name} = {value!r}",
-                                 {name: value}))
+                how = (f"torch._dynamo.config.{name}.add({value['functions'][0]})"
+                       if isinstance(value, dict) else f"torch._dynamo.config.{name} = {value!r}")
+                settings.append((name, how, {name: value}))
         for fix_id, setting, config in settings:
             if (fix_id, None, None) not in seen:
                 seen.add((fix_id, None, None))
@@ -324,27 +363,52 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
     fix.outputs_match = same.match and (compiled is None or compiled.match)
     fix.max_abs_error = same.max_abs_error
     before, after = fix.before, fix.after
-    if not same.match:
+    failed = fixed.compile_error or (fixed.result.compile_error.message
+                                     if fixed.result.compile_error else None)
+    if failed:
+        fix.status = "breaks compilation"
+        fix.reason = f"breaks compilation: torch.compile fails with it: {failed}"
+    elif not same.match:
+        fix.status = "changes outputs"
         fix.reason = f"outputs differ from the original model: {same.message}"
-    elif fixed.compile_error:
-        fix.reason = f"torch.compile failed with the fix: {fixed.compile_error}"
     elif compiled is not None and not compiled.match:
+        fix.status = "changes outputs"
         fix.reason = f"compiled outputs differ from eager with the fix: {compiled.message}"
     elif not gained(before, after):
-        fix.reason = (f"no gain: graphs {before.graph_count} -> {after.graph_count}; per "
+        fix.status = "makes it worse" if worse(before, after) else "no effect"
+        fix.reason = (f"{fix.status}: graphs {before.graph_count} -> {after.graph_count}; per "
                       f"call, graph calls {whole(before.graph_calls_per_call)} -> "
                       f"{whole(after.graph_calls_per_call)}, returns to Python "
                       f"{whole(before.eager_gaps_per_call)} -> "
                       f"{whole(after.eager_gaps_per_call)}; recompiles {before.recompiles} -> "
                       f"{after.recompiles} (breaks {before.breaks} -> {after.breaks}: fewer "
                       "break sites alone is no gain)")
-    fix.verified = fix.reason is None
+    else:
+        fix.status = "verified"
     if fixed.ab is not None:  # both latencies from one process, never one from each
         fix.ab = fixed.ab
         fix.before = replace(before, compiled_s=fixed.ab.original.value)
         fix.after.compiled_s = fixed.ab.fixed.value
+        if fix.status == "verified" and fixed.ab.verdict == "slower":
+            fix.status = "slower"
+            fix.reason = (f"removes the break · {1 / fixed.ab.speedup.value:.2f}× slower: "
+                          "no gain")
     else:
         fix.after.compiled_s = None
+    fix.verified = fix.status == "verified"
+
+
+def worse(before: FixMetrics, after: FixMetrics) -> bool:
+    """More graphs, or per call more graph calls, returns to Python, frames run eagerly, or
+    more recompiles (a Dynamo-hinted setting can do that: 3 -> 4 graphs was seen)."""
+    def more(b: float | None, a: float | None) -> bool:
+        return b is not None and a is not None and a > b
+
+    return (after.graph_count > before.graph_count
+            or more(before.graph_calls_per_call, after.graph_calls_per_call)
+            or more(before.eager_gaps_per_call, after.eager_gaps_per_call)
+            or more(before.frames_run_eagerly_per_call, after.frames_run_eagerly_per_call)
+            or more(before.recompiles, after.recompiles))
 
 
 
@@ -545,7 +609,8 @@ def scan_with_fix(request: dict[str, Any], on_stage: Callable[[str, Any], None],
             apply_switch(fixed, fix["switch"])
         timing = options.timing or TimingOptions()
         sets = shape_sets_for(fixed, options.vary_batch, list(options.shapes))
-        with torch._dynamo.config.patch(**fix["config"]):
+        config = resolved_config(fix["config"])
+        with torch._dynamo.config.patch(**config):
             result = scan_loaded(fixed, options.but(timing=None), shape_sets=sets,
                                  on_stage=on_stage, on_progress=on_progress)
         # After the scan, which must capture the fixed model's first call.
@@ -554,7 +619,8 @@ def scan_with_fix(request: dict[str, Any], on_stage: Callable[[str, Any], None],
                           same_outputs=compare_outputs(eager_outputs(original), expected))
         before = FixMetrics(**fix["before"]) if fix.get("before") else None
         after = metrics(result, dynamic=bool(fix.get("dynamic")))
-        if found.same_outputs.match and before is not None and gained(before, after):
+        if found.same_outputs.match and before is not None and gained(before, after) and \
+                result.compile_error is None:
             def variant(loaded: Any, **how: Any) -> Variant:
                 only = (loaded.model, loaded.compile_only) if loaded.compile_only else None
                 return Variant(loaded.fn, loaded.args, loaded.kwargs, compile_only=only, **how)
@@ -562,7 +628,7 @@ def scan_with_fix(request: dict[str, Any], on_stage: Callable[[str, Any], None],
             dynamic = options.dynamic  # the user's setting, unless the fix is dynamic=True
             found.ab, found.compiled_outputs, found.compile_error = time_interleaved(
                 variant(original, dynamic=dynamic),
-                variant(fixed, dynamic=fix.get("dynamic") or dynamic, config=fix["config"]),
+                variant(fixed, dynamic=fix.get("dynamic") or dynamic, config=config),
                 device=fixed.device, training=fixed.training, backend=timing.backend,
                 mode=timing.mode, threads=timing.threads, max_run_time=timing.max_run_time,
                 expected=expected, compile_options=dict(options.compile_options),

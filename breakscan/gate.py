@@ -45,6 +45,11 @@ def evaluate(result: ScanResult, config: GateOptions) -> GateResult:
             checks.append(Check(name=name, limit=max_value, actual=actual,
                                 passed=actual <= max_value, detail=detail))
 
+    error = result.compile_error
+    if error is not None:  # the model does not compile: no threshold can pass it
+        checks.append(Check(name="compiles", limit=0, actual=1, passed=False,
+                            detail=f"torch.compile fails: {error.exception}: {error.message} at "
+                                   f"{error.location()}"))
     limit("max_breaks", config.max_breaks, s.graph_break_count,
           "; ".join(_where(b) for b in counted))
     limit("max_graphs", config.max_graphs, s.graph_count)
@@ -60,8 +65,7 @@ def evaluate(result: ScanResult, config: GateOptions) -> GateResult:
             name="max_graph_calls", limit=config.max_graph_calls,
             actual=(int(calls) if calls == int(calls) else calls) if calls is not None else -1,
             passed=calls is not None and calls <= config.max_graph_calls,
-            detail="" if calls is not None else "not measured: the compiled model failed when "
-            "called again"))
+            detail="" if calls is not None else "not measured (see the report's notes)"))
     for category in config.fail_on:
         hits = [b for b in counted if b.category == category or b.cause_category == category]
         checks.append(Check(name=f"fail_on:{category}", limit=0, actual=len(hits),

@@ -86,9 +86,10 @@ def _could_fire(brk: RootBreak) -> bool:
 
 def apply_runtime(result: ScanResult, raw: RawRuntime) -> None:
     """Per model call: graph calls, returns to Python, frames run eagerly, each break's fires."""
+    if raw.failure is not None:  # torch.compile fails on the model: result.compile_error
+        return
     if raw.error is not None or not raw.calls:
-        result.notes.append(f"run-time counts not measured: the compiled model failed when "
-                            f"called again ({raw.error})")
+        result.notes.append(f"run-time counts not measured: {raw.error}")
         return
     s, calls = result.summary, raw.calls
     gaps, eagerly, fires = _tally(result, raw.python_calls, _rest_of_frame(result))

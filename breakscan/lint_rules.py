@@ -201,14 +201,16 @@ def graph_break_call(w: Walker, node: ast.Call) -> str | None:
     return None
 
 
-@_register(CALLEE_CHECKS, "explicit_break")
+# -- BS010 disabled_call --------------------------------------------------------------------------
+
+@_register(CALLEE_CHECKS, "disabled_call")
 def disabled_callee(w: Walker, node: ast.Call,
                     callee: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     decorators = {w.qual(d.func if isinstance(d, ast.Call) else d)
                   for d in callee.decorator_list}
     if decorators & _DISABLE:
         return f"`{text_of(node.func)}` is wrapped in torch.compiler.disable: calling it is a " \
-               f"graph break ({gb('explicit_break', 'GB0098')})"
+               f"graph break ({gb('disabled_call', 'GB0098')})"
     return None
 
 

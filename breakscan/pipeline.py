@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import torch
 
-from .analyse import analyse, compare_calls, python_version
+from .analyse import analyse, apply_compile_error, compare_calls, python_version
 from .capture import RawProgram, program_capture, run_counted, run_eager, run_explain
 from .dynamo import recompile_limit
 from .errors import UsageError
@@ -76,10 +76,12 @@ def scan_loaded(loaded: LoadedTarget, options: ScanOptions = ScanOptions(), *,
         if lint_note:
             result.notes.append(lint_note)
         progress("run-time counts", result)
-        apply_runtime(result, run_counted(loaded.fn, loaded.args, loaded.kwargs,
-                                          training=loaded.training,
-                                          eager_frames=eager_frames(result), compile_only=only,
-                                          dynamic=options.dynamic))
+        runtime = run_counted(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
+                              eager_frames=eager_frames(result), compile_only=only,
+                              dynamic=options.dynamic)
+        if runtime.failure is not None:  # eager ran, the compiled call raised
+            apply_compile_error(result, runtime.failure)
+        apply_runtime(result, runtime)
         if shape_sets:
             progress("recompiles", result)
             result.recompiles = check_recompiles(

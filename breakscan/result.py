@@ -12,7 +12,7 @@ from typing import Any
 
 from .frames import Frame
 
-SCHEMA_VERSION = "1.9"
+SCHEMA_VERSION = "1.10"
 
 
 def whole(value: float | None) -> str:
@@ -64,6 +64,15 @@ class RawCapture:
     model_output: str
     seconds: float
     notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RawFailure:
+    """An exception a compiled call raised, kept as data: its class, its text, its traceback."""
+
+    exception: str  # the class name, e.g. "TorchRuntimeError"
+    text: str  # str(exc): Dynamo's message, with its "from user code:" stack
+    traceback: list[Frame]  # the Python traceback, outermost first
 
 
 @dataclass
@@ -185,6 +194,27 @@ class RootBreak:
 
     def location(self) -> str:
         return f"{self.file}:{self.line}"
+
+
+@dataclass
+class CompileError:
+    """The compiled model raised where the eager model did not: ``torch.compile`` fails on it.
+
+    Not a graph break: nothing falls back to eager, the user's compiled call crashes (on every
+    call). ``file``/``line`` is the user's or the library's line that triggers it, never torch's.
+    """
+
+    message: str  # the error's first line, e.g. "RuntimeError when making fake tensor call"
+    exception: str  # the exception's class, e.g. "TorchRuntimeError"
+    file: str | None
+    line: int | None
+    call_chain: list[Frame]  # outermost first, torch's frames left out
+    code: str = ""  # the source line at file:line
+    explanation: str = ""  # Dynamo's "Explanation:" line, when it gave one
+    owner: str = "user"  # user | third_party (whose line file:line is)
+
+    def location(self) -> str:
+        return f"{self.file}:{self.line}" if self.file else "(no line outside torch)"
 
 
 @dataclass
@@ -353,6 +383,18 @@ class FixMetrics:
     frames_run_eagerly_per_call: float | None = None
 
 
+# What trying a fix showed, in the words every report uses.
+FIX_STATUSES = {
+    "verified": "tried: fewer graphs or returns to Python, same outputs, not slower",
+    "slower": "tried: removes the break, but the model is measurably slower (no gain)",
+    "no effect": "tried: graphs, graph calls, returns to Python and recompiles unchanged",
+    "makes it worse": "tried: more graphs, graph calls, returns to Python or recompiles",
+    "breaks compilation": "tried: with it, torch.compile fails on the model",
+    "changes outputs": "tried: the outputs differ from the original model's",
+    "not tried": "a candidate (--fix tries it), refused, or its check did not finish",
+}
+
+
 @dataclass
 class Fix:
     """One proposed fix and whether it verified: a setting, or a rewrite of the user's source."""
@@ -366,8 +408,10 @@ class Fix:
     line: int | None = None
     setting: str | None = None  # e.g. "torch._dynamo.config.capture_scalar_outputs = True"
     diff: str | None = None  # unified diff of a source fix
-    verified: bool = False
+    verified: bool = False  # tried and worth applying: same outputs, a real gain, not slower
     reason: str | None = None  # why it is not verified (refused, outputs differ, no gain, ...)
+    # Whether it was tried and what it did: see FIX_STATUSES.
+    status: str = "not tried"
     before: FixMetrics | None = None
     after: FixMetrics | None = None
     outputs_match: bool | None = None  # fixed model's outputs vs the original's (same weights)
@@ -511,6 +555,8 @@ class ScanResult:
     # The user's torch.compile settings the scan ran with: backend and mode (the timings),
     # dynamic (capture, run-time counts, recompile check, timings), options (the timings).
     compile_settings: dict[str, Any] = field(default_factory=dict)
+    # torch.compile raised on the model where eager did not (exit 3, every gate fails).
+    compile_error: CompileError | None = None
     program: ProgramReport | None = None  # breakscan run: the whole program, not one model
     ranks: list[RankSummary] = field(default_factory=list)  # breakscan trace: per rank
     rank_differences: list[str] = field(default_factory=list)  # what differs between ranks
@@ -525,7 +571,7 @@ class ScanResult:
             brk["graph_splits"] = raw.graph_splits
         # Keep the documented key order: identity first, then the facts.
         order = ["schema_version", "target", "method", "torch_version", "python_version", "device",
-                 "training", "inputs", "captured_call", "compile_settings", "program", "ranks",
+                 "training", "inputs", "captured_call", "compile_settings", "compile_error", "program", "ranks",
                  "rank_differences", "summary", "explain", "later_call",
                  "discrepancies", "breaks", "graphs", "frames", "recompiles", "timings", "static",
                  "fixes", "unfixed", "gate", "partial", "stopped_at", "error", "notes", "capture_seconds",

@@ -36,6 +36,7 @@ _INPLACE = re.compile(r"[A-Za-z0-9]_$")  # add_, copy_ (not __dunder__)
 _TITLES = {
     "print": "guard the print/logging call with torch.compiler.is_compiling()",
     "data_dependent_branch": "replace the tensor `if` with torch.where",
+    "tensor_deepcopy": "replace copy.deepcopy(tensor) with tensor.clone()",
 }
 
 
@@ -55,7 +56,8 @@ class _Refuse(Exception):
 def propose_rewrite(source: str, line: int, category: str) -> Rewrite:
     """Rewrite the statement at ``line`` to remove a ``category`` break; never raises."""
     title = _TITLES.get(category, f"no source rewrite for {category}")
-    handler = {"print": _guard_print, "data_dependent_branch": _branch_to_where}.get(category)
+    handler = {"print": _guard_print, "data_dependent_branch": _branch_to_where,
+               "tensor_deepcopy": _deepcopy_to_clone}.get(category)
     if handler is None:
         return Rewrite(category, line, title, None,
                        f"no source rewrite for {category}; see the settings fixes")
@@ -149,12 +151,15 @@ def _with_torch_import(module: cst.Module) -> cst.Module:
 # -- print / logging ----------------------------------------------------------------------------
 
 def _is_log_call(node: cst.CSTNode) -> bool:
-    """``print(...)`` or ``<something named *log*>.info(...)`` (logger, logging, self.logger)."""
+    """``print(...)``, ``warnings.warn(...)`` or ``<something named *log*>.info(...)`` (logger,
+    logging, self.logger, ``logging.getLogger(__name__)``)."""
     if not isinstance(node, cst.Call):
         return False
     func = node.func
     if isinstance(func, cst.Name):
         return func.value == "print"
+    if m.matches(func, m.Attribute(value=m.Name("warnings"), attr=m.Name("warn"))):
+        return True  # warnings.warn(...): logging Dynamo cannot trace either
     if isinstance(func, cst.Attribute) and func.attr.value in LOG_METHODS:
         receiver = func.value
         if isinstance(receiver, cst.Call):  # logging.getLogger(__name__).info(...)
@@ -391,6 +396,24 @@ def _check_order(true, false) -> None:
         if _reads(a) & earlier or _reads(other[name]) & (earlier | before_in_false):
             raise _Refuse("a branch value reads a name assigned earlier in the branch; "
                           "rewrite by hand")
+
+
+# -- copy.deepcopy(tensor) -> tensor.clone() ---------------------------------------------------
+
+def _deepcopy_to_clone(t: _Tree, line: int) -> tuple[str, cst.Module]:
+    """``copy.deepcopy(expr)`` on ``line`` -> ``expr.clone()`` (Dynamo said it copies a tensor)."""
+    deepcopy = m.Call(func=m.Attribute(value=m.Name("copy"), attr=m.Name("deepcopy"))
+                      | m.Name("deepcopy"))
+    calls = [n for n in t.pos if isinstance(n, cst.Call) and t.covers(n, line)
+             and m.matches(n, deepcopy)]
+    if not calls:
+        raise _Refuse(f"no copy.deepcopy(...) call on line {line}")
+    call = min(calls, key=t.depth)
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        raise _Refuse("copy.deepcopy takes a memo argument here; rewrite by hand")
+    clone = cst.Call(func=cst.Attribute(value=call.args[0].value, attr=cst.Name("clone")))
+    return (f"replace `{t.snippet(call)}` with `.clone()`",
+            t.module.deep_replace(call, clone))
 
 
 # -- a break inside a library, acted on at the user's call -------------------------------------

@@ -37,6 +37,9 @@ class Rule:
     kind: str = "break"  # break | recompile
     matches: tuple[Match, ...] = ()  # the registry ids of this category, most common first
     type_pattern: str | None = None  # the break type's text, for breaks with no registry id
+    # A registry id Dynamo uses for many things (GB0033 "data dependent operator": `.item()`,
+    # `.tolist()`, `np.random`…) narrowed by what the break's *source line* shows.
+    code_matches: tuple[Match, ...] = ()
 
     @property
     def gb_ids(self) -> list[str]:
@@ -86,6 +89,8 @@ CATALOGUE: tuple[Rule, ...] = (
          fixes=("print_guard",),
          matches=(Match("GB0059", r"builtin operator `print`"),
                   Match("GB0291"),  # logging.Logger methods
+                  # logging.getLogger(__name__).info(...) written inline
+                  Match("GB6215", r"LoggingLoggerVariable"),
                   Match("GB0007", r"`[\w.]*(print|logging|warn)\b")),
          type_pattern=r"\bprint\b|logging"),
     Rule("BS004", "tolist_numpy", "tensor-to-python", "Tensor turned into a Python list or NumPy "
@@ -101,7 +106,8 @@ CATALOGUE: tuple[Rule, ...] = (
                   Match("GB0105"),  # Tensor.numpy() without trace_numpy
                   *(Match(i) for i in ("GB0106", "GB0185", "GB0231", "GB0290", "GB0293",
                                        "GB0294"))),
-         type_pattern=r"tolist|numpy"),
+         type_pattern=r"tolist|numpy",
+         code_matches=(Match("GB0033", r"\.tolist\(\)"),)),
     Rule("BS005", "dynamic_shape_op", "data-dependent-shape",
          "Operator whose output shape depends on the data",
          why="`nonzero`, boolean masks (`x[x > 0]`), `unique`… have a size known only after "
@@ -130,17 +136,39 @@ CATALOGUE: tuple[Rule, ...] = (
                   *(Match(i) for i in ("GB0008", "GB0009", "GB0059", "GB0147", "GB0148",
                                        "GB0156")),
                   Match("GB0087")),  # op without fake/meta support
-         type_pattern=r"marked as skipped|Unsupported function call"),
+         type_pattern=r"marked as skipped|Unsupported function call",
+         # np.random.rand() is traced through torch._numpy to a data-dependent scalar
+         code_matches=(Match("GB0033", r"\b(np|numpy)\.random\.|\brandom\.\w+\("),)),
     Rule("BS007", "explicit_break", "explicit-break", "Explicit graph break",
          why="`torch._dynamo.graph_break()` (or a `torch.compiler.disable`d function) splits the "
              "graph on purpose; left in by accident it costs a resume function and lost fusion.",
          suggestion="Remove the `torch._dynamo.graph_break()` call unless the split is intended.",
          before="h = self.fc1(x)\ntorch._dynamo.graph_break()\nreturn self.fc2(h)",
          after="h = self.fc1(x)\nreturn self.fc2(h)",
-         matches=(Match("GB0025"),  # torch._dynamo.graph_break()
-                  Match("GB0098"),  # a torch.compiler.disable'd function
-                  Match("GB0099")),
+         matches=(Match("GB0025"),),  # torch._dynamo.graph_break()
          type_pattern=r"graph_break\(\)"),
+    Rule("BS010", "disabled_call", "disabled-function", "Call into a `torch.compiler.disable`d "
+         "function",
+         why="A function decorated with `torch.compiler.disable` (or `torch._dynamo.disable`) "
+             "runs eagerly by design: the graph ends before the call and resumes after it.",
+         suggestion="It runs eagerly by design: narrow the decorator to the part that cannot be "
+                    "traced, or remove it.",
+         before="@torch.compiler.disable\ndef scale(h):\n    return h * 2\n\n"
+                "h = scale(self.fc(x))",
+         after="def scale(h):  # traceable: no decorator needed\n    return h * 2\n\n"
+               "h = scale(self.fc(x))",
+         matches=(Match("GB0098"),  # calling a torch.compiler.disable'd function
+                  Match("GB0099")),  # inlining one
+         type_pattern=r"torch\.compiler\.disable"),
+    Rule("BS011", "tensor_deepcopy", "tensor-deepcopy", "`copy.deepcopy` of a tensor",
+         why="Dynamo does not trace `copy.deepcopy()` of a tensor: the graph ends before it.",
+         suggestion="Use `t.clone()` (add `.detach()` when the copy must not carry autograd "
+                    "history, as `deepcopy` of a leaf does).",
+         before="h = self.fc(x)\nsnapshot = copy.deepcopy(h)",
+         after="h = self.fc(x)\nsnapshot = h.clone()",
+         fixes=("clone",),
+         matches=(Match("GB4198"),),
+         type_pattern=r"copy\.deepcopy"),
     Rule("BS008", "frame_skipped", "break-in-loop-or-try", "Whole frame fell back to eager",
          why="A break Dynamo cannot resume from — inside a `for`/`while` loop (GB7000), inside a "
              "`try`/`with` block, or with nothing resumable before it — makes it skip the whole "
@@ -211,6 +239,7 @@ FIXES: dict[str, FixSpec] = {f.id: f for f in (
             (("capture_dynamic_output_shape_ops", True),)),
     FixSpec("dynamic", "dynamic", "BS101", "torch.compile(model, dynamic=True)"),
     # A break inside a library, acted on at the user's own call into it.
+    FixSpec("clone", "source", "BS011"),
     FixSpec("disable_call", "source", None),
     FixSpec("tolist_loop", "source", None),
 )}

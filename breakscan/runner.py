@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .errors import EXIT_GATE_FAILED
+from .errors import EXIT_GATE_FAILED, EXIT_MODEL_FAILED
 from .gate import evaluate
 from .options import GateOptions, Limits, ProgramOptions, ScanOptions
 from .result import ModelRun
@@ -79,7 +79,11 @@ def gated(run: ModelRun, gate: GateOptions | None) -> ModelRun:
     unfinished run is not gated)."""
     if run.error is not None or run.result is None:
         return run
-    if gate is not None and gate.active:
+    if run.result.compile_error is not None:
+        # torch.compile fails on the model: exit 3 (the model failed), and every gate fails.
+        run.result.gate = evaluate(run.result, gate or GateOptions())
+        run.exit_code = EXIT_MODEL_FAILED
+    elif gate is not None and gate.active:
         run.result.gate = evaluate(run.result, gate)
         if not run.result.gate.passed:
             run.exit_code = EXIT_GATE_FAILED

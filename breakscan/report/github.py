@@ -26,6 +26,12 @@ def to_github(runs: list[ModelRun]) -> str:
             continue
         gate = run.result.gate
         level = "error" if gate is not None and not gate.passed else "warning"
+        error = run.result.compile_error
+        if error is not None:
+            where = f"file={_escape_property(repo_path(error.file))},line={error.line}," \
+                if error.file else ""
+            lines.append(f"::error {where}title={_escape_property('torch.compile fails')}::"
+                         + _escape_data(f"{run.target}: {error.exception}: {error.message}"))
         for brk in run.result.breaks:
             title = _escape_property(f"graph break: {brk.category}")
             message = _escape_data(f"{CATEGORIES[brk.category].title} ({brk.gb_id or '-'}): "
@@ -33,6 +39,8 @@ def to_github(runs: list[ModelRun]) -> str:
             lines.append(f"::{level} file={_escape_property(repo_path(brk.file))},"
                          f"line={brk.line},title={title}::{message}")
         for check in (gate.failed() if gate else []):
+            if check.name == "compiles":
+                continue  # annotated above, at its line
             summary = f"{run.target}: {check.name} {check.actual} > limit {check.limit}"
             recompiles = run.result.recompiles.recompiles if check.name == "max_recompiles" \
                 and run.result.recompiles else []
@@ -60,6 +68,8 @@ def to_markdown(runs: list[ModelRun]) -> str:
             continue
         s, gate = run.result.summary, run.result.gate
         status = "no gate" if gate is None else ("pass" if gate.passed else "**FAIL**")
+        if run.result.compile_error is not None:
+            status = "**torch.compile fails**"
         failed = ", ".join(f"{c.name} ({c.actual} > {c.limit})" for c in gate.failed()) \
             if gate else ""
         out.append(f"| `{_cell(run.target)}` | {status} | {s.graph_count} | "

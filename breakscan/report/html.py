@@ -24,7 +24,7 @@ from ..categories import REGISTRY_URL
 from ..result import Comparison, Fix, ModelRun, ScanResult
 from ..rules import finding_status, rule_for
 from ..frames import display_path, is_user_file
-from .terminal import (_ms, _scrubbed, count, fires_text, fix_numbers, noise_note, printable,
+from .terminal import (COMPILE_ERROR_ADVICE, _ms, _scrubbed, count, fires_text, fix_numbers, noise_note, printable,
                        runtime_line, settings_text, speed_line)
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
@@ -255,6 +255,7 @@ def _section(run: ModelRun, k: int) -> dict[str, Any]:
         "runtime": runtime_line(result) if result.summary.runtime_calls else None,
         "settings": settings_text(result) if result.compile_settings else None,
         "partial": result.partial or run.partial,
+        "compile_error_advice": COMPILE_ERROR_ADVICE,
         "stopped_at": result.stopped_at or run.stage,
         "stop_error": result.error or view["error"],
         "fullgraph_speedup": (t.eager.median_s / t.fullgraph.median_s

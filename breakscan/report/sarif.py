@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from .. import __version__
 from ..categories import CATEGORIES
@@ -31,6 +32,16 @@ def to_sarif(runs: list[ModelRun]) -> str:
         if run.result is None:
             continue
         failed = run.result.gate is not None and not run.result.gate.passed
+        error = run.result.compile_error
+        if error is not None:
+            found: dict[str, Any] = {"ruleId": "compile_error", "level": "error",
+                                     "message": {"text": f"torch.compile fails on {run.target}: "
+                                                         f"{error.exception}: {error.message}"}}
+            if error.file:
+                found["locations"] = [{"physicalLocation": {
+                    "artifactLocation": {"uri": repo_path(error.file), "uriBaseId": "%SRCROOT%"},
+                    "region": {"startLine": error.line}}}]
+            results.append(found)
         for brk in run.result.breaks:
             text = (f"{CATEGORIES[brk.category].title} ({brk.gb_id or brk.gb_type}) in "
                     f"{run.target}: `{brk.code}`. {brk.suggestion}")

@@ -27,6 +27,20 @@ from ..result import whole as count
 from ..rules import Rule, finding_status
 
 CONTEXT_LINES = 2
+
+
+def console(**kwargs: Any) -> Console:
+    """A console that prints every string literally: source lines, reasons, file names and a
+    model's output may hold ``[bold]``, ``[h > 0]`` or ``:smile:``, never markup or emoji."""
+    return Console(markup=False, emoji=False, highlight=False, **kwargs)
+
+
+class _Table(Table):
+    """A table whose text cells are literal (a cell such as ``pos = h[h > 0]`` is not markup)."""
+
+    def add_row(self, *renderables: Any, **kwargs: Any) -> None:
+        super().add_row(*(Text(printable(r)) if isinstance(r, str) else r
+                          for r in renderables), **kwargs)
 CALLS_TEXT = {
     "first_only": "first call only: a later call of the same model does not break here (a "
                   "one-time Python path: lazy init, a hook or warning issued once)",
@@ -40,6 +54,11 @@ def summary_line(result: ScanResult) -> Text:
     s = result.summary
     text = Text()
     text.append(f"{result.target}\n", style="bold")
+    error = result.compile_error
+    if error is not None:
+        text.append(f"torch.compile fails: {error.exception}: {error.message} at "
+                    f"{display_path(error.file) if error.file else '(torch only)'}"
+                    f"{':' + str(error.line) if error.line else ''}\n", style="bold red")
     text.append(f"graphs {s.graph_count}", style="cyan")
     text.append(" · ")
     text.append(f"root-cause breaks {s.graph_break_count}",
@@ -78,7 +97,7 @@ def program_line(program: ProgramReport) -> str:
 
 def regions_table(program: ProgramReport) -> Table:
     """One row per compiled region: what the program called and what that ran."""
-    table = Table(title="Compiled regions (counted over the whole run; per call in brackets)",
+    table = _Table(title="Compiled regions (counted over the whole run; per call in brackets)",
                   title_justify="left", expand=False)
     table.add_column("region", no_wrap=True)
     table.add_column("compiled at", no_wrap=True)
@@ -99,7 +118,7 @@ def regions_table(program: ProgramReport) -> Table:
 
 def ranks_table(result: ScanResult) -> Table:
     """``breakscan trace``: one row per rank."""
-    table = Table(title="Ranks", title_justify="left", expand=False)
+    table = _Table(title="Ranks", title_justify="left", expand=False)
     for name in ("rank", "graphs", "breaks", "recompiles", "frames skipped", "compile s",
                  "records"):
         table.add_column(name, justify="right")
@@ -254,6 +273,34 @@ def _break_panel(rank: int, brk: RootBreak, result: ScanResult) -> Panel:
     return Panel(Group(*body), title=title, title_align="left", expand=True)
 
 
+COMPILE_ERROR_ADVICE = (
+    "The eager model runs; the compiled one raises on every call, so nothing of it runs "
+    "compiled (this is not a graph break: no frame falls back to eager). Change this line so "
+    "Dynamo can trace it (the explanation says what it could not do), or keep the function "
+    "that holds it out of the compiled region with `torch.compiler.disable`. Reproduce with "
+    "`torch.compile(model, backend=\"eager\")(...)`.")
+
+
+def _compile_error_panel(error: Any) -> Panel:
+    title = Text("torch.compile fails", style="bold red")
+    if error.file:
+        title.append(f"  {display_path(error.file)}:{error.line}")
+    body: list = [Text(f"{error.exception}: {error.message}", style="bold")]
+    if error.file and error.line:
+        body.append(_excerpt(RootBreak(
+            owner=error.owner, category="", gb_id=None, gb_type="", file=error.file,
+            line=error.line, code=error.code, function="", call_chain=[], explanation="",
+            hints=[], suggestion="", doc_url=None, records=0, explain_reasons=0,
+            resume_functions=[])))
+    if len(error.call_chain) > 1:
+        body.append(Text("call chain: ", style="dim") + Text(" → ".join(
+            f"{f.function}() {os.path.basename(f.file)}:{f.line}" for f in error.call_chain)))
+    if error.explanation:
+        body.append(Text("why: ", style="dim") + Text(error.explanation))
+    body.append(Text("fix: ", style="bold green") + Text(COMPILE_ERROR_ADVICE))
+    return Panel(Group(*body), title=title, title_align="left", expand=True)
+
+
 def _explanation(text: str) -> tuple[str, list[str]]:
     """Dynamo's explanation as prose plus the provenance steps (``file:line in fn: code``)."""
     prose: list[str] = []
@@ -274,7 +321,7 @@ def _explanation(text: str) -> tuple[str, list[str]]:
 
 
 def _action_table(result: ScanResult) -> Table:
-    table = Table(title="Fix these first", title_justify="left", expand=True, show_lines=False)
+    table = _Table(title="Fix these first", title_justify="left", expand=True, show_lines=False)
     table.add_column("#", justify="right", no_wrap=True, min_width=2)
     table.add_column("category", no_wrap=True)
     table.add_column("where", overflow="fold", min_width=12)
@@ -354,7 +401,7 @@ def _render_timings(result: ScanResult, console: Console) -> None:
     mode = f", mode={t.mode}" if t.mode else ""
     console.print(Text(f"Timings on {t.device} ({t.threads} thread(s), backend={t.backend}{mode};"
                        " median ± IQR)", style="bold"))
-    table = Table(expand=False, show_edge=False, box=None, padding=(0, 2, 0, 2))
+    table = _Table(expand=False, show_edge=False, box=None, padding=(0, 2, 0, 2))
     for column in ("", "latency", "spread", "runs", "compile", "speedup"):
         table.add_column(column, justify="right" if column else "left")
     rows = [("eager", t.eager, None, 1.0), ("torch.compile", t.compiled, t.compile_s, t.speedup),
@@ -457,14 +504,17 @@ def ab_line(ab: Any) -> str:
             f"{ab.threads} thread(s), same process{noisy}")
 
 
+FIX_STYLE = {"verified": "bold green", "breaks compilation": "bold red",
+             "makes it worse": "bold red", "changes outputs": "bold red", "not tried": "dim"}
+
+
 def _render_fixes(result: ScanResult, console: Console) -> None:
     console.print(Text("Fixes (each verified in a fresh process: same weights and inputs, "
                        "rescanned, run eager and compiled; a verified fix is timed against the "
                        "original in that process, interleaved)", style="bold"))
     for fix in result.fixes:
         where = f"  {display_path(fix.file)}:{fix.line}" if fix.file else ""
-        head = Text(f"  {'VERIFIED' if fix.verified else 'NOT VERIFIED'}",
-                    style="bold green" if fix.verified else "bold yellow")
+        head = Text(f"  {fix.status.upper()}", style=FIX_STYLE.get(fix.status, "bold yellow"))
         title = "" if fix.title == fix.fix_id else f": {fix.title}"  # never the id twice
         head.append(f"  {fix.rule} {fix.fix_id}{where}{title}")
         console.print(head)
@@ -549,9 +599,12 @@ def render(result: ScanResult, console: Console, *, quiet: bool = False,
         console.print(Text(calls_line(result), style="dim"))
     if result.summary.runtime_calls and result.program is None:
         console.print(Text(runtime_line(result), style="dim"))
+    if result.compile_error is not None:
+        console.print(_compile_error_panel(result.compile_error))
     if not result.breaks:
-        console.print(Text("No graph breaks: Dynamo captured every frame it saw.",
-                           style="bold green"))
+        if result.compile_error is None:
+            console.print(Text("No graph breaks: Dynamo captured every frame it saw.",
+                               style="bold green"))
     else:
         console.print(_action_table(result))
         for rank, brk in enumerate(result.breaks, 1):
@@ -593,7 +646,8 @@ def gate_line(result: ScanResult) -> Text | None:
         text.append(f": {len(gate.checks)} check(s) passed", style="green")
     else:
         text = Text("FAIL", style="bold red")
-        text.append(": " + "; ".join(f"{c.name} {c.actual} > limit {c.limit}"
+        text.append(": " + "; ".join("torch.compile fails" if c.name == "compiles" else
+                                      f"{c.name} {c.actual} > limit {c.limit}"
                                       for c in gate.failed()), style="red")
     for improvement in gate.improvements:
         text.append(f"\n  improved: {improvement}", style="green")
@@ -625,7 +679,7 @@ def render_runs(runs: list[ModelRun], console: Console, *, quiet: bool = False,
                     console.print(Text(f"  {failed.name}: {failed.detail}", style="red"))
             console.print(line)
     if len(runs) > 1:
-        table = Table(title="breakscan check", title_justify="left")
+        table = _Table(title="breakscan check", title_justify="left")
         for column in ("model", "result", "graphs", "breaks", "recompiles"):
             table.add_column(column, overflow="fold")
         for run in runs:
@@ -646,7 +700,7 @@ def render_runs(runs: list[ModelRun], console: Console, *, quiet: bool = False,
 def render_comparison(comparison: Comparison, console: Console) -> None:
     """A and B side by side: counts, recompiles, latency, speedup; then the outputs verdict."""
     console.print(Text(f"A = {printable(comparison.a.target)}\nB = {printable(comparison.b.target)}"))
-    table = Table(title="breakscan compare", title_justify="left")
+    table = _Table(title="breakscan compare", title_justify="left")
     table.add_column("", no_wrap=True)
     for label, run in (("A", comparison.a), ("B", comparison.b)):
         name = run.target.rpartition(":")[2]
@@ -706,7 +760,7 @@ def render_comparison(comparison: Comparison, console: Console) -> None:
 
 
 def render_rule_list(rules: tuple[Rule, ...], console: Console) -> None:
-    table = Table(title="breakscan rules (breakscan rules ID explains one)",
+    table = _Table(title="breakscan rules (breakscan rules ID explains one)",
                   title_justify="left")
     for column in ("id", "name", "title", "Dynamo ids", "fixes"):
         table.add_column(column, overflow="fold", no_wrap=column in ("id", "name"))

@@ -334,7 +334,7 @@ def break_at(breaks: list[RootBreak], file: str | None, line: int | None) -> int
     # A break's own line first: another break's chain may pass through it (a hook called from
     # the line of a `loss.backward()` that breaks itself).
     for where in (lambda b: [Frame(b.file, b.line, "")], lambda b: b.sites,
-                  lambda b: b.call_chain):
+                  lambda b: b.follow_on, lambda b: b.call_chain):
         for idx, item in enumerate(breaks):
             if any(f.file == file and f.line == line for f in where(item)):
                 return idx
@@ -452,6 +452,7 @@ def analyse(raw: RawCapture) -> Analysis:
 
     _name_skipped_frames(roots.items, frames)
     merge_origins(roots, first_record)
+    fold_comprehensions(roots, frames)
 
     for frame in frames:
         if frame.is_resume and frame.resume_line is not None:
@@ -479,6 +480,53 @@ def analyse(raw: RawCapture) -> Analysis:
     return Analysis(summary=summary, explain=explain, graphs=graphs, breaks=ordered,
                     frames=frames, discrepancies=discrepancies(summary, explain, ordered, graphs,
                                                                 frames))
+
+
+COMPREHENSIONS = ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>")
+
+
+def _enclosing_function(file: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The innermost ``def`` whose body holds ``line``."""
+    tree = module_ast(file)
+    found = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.lineno <= line <= (node.end_lineno or node.lineno):
+            if found is None or node.lineno >= found.lineno:
+                found = node
+    return found
+
+
+def fold_comprehensions(roots: _Roots, frames: list[CompiledFrame]) -> None:
+    """A comprehension that broke only because its parent was skipped is a follow-on, not a
+    root cause.
+
+    On Python 3.11 a comprehension is a code object of its own. When a break makes Dynamo skip
+    the enclosing function, the comprehension runs as a frame of its own, Dynamo compiles it
+    alone (a compiled frame named ``<dictcomp>``…), and it can break there (a live
+    ``dict_keyiterator`` argument, GB4347) although it traces fine inlined in its parent. Such
+    a break is folded into the break that made Dynamo skip the parent.
+    """
+    for item in list(roots.items):
+        if item.function not in COMPREHENSIONS:
+            continue
+        alone = any(f.name == item.function and f.file == item.file and f.first_line ==
+                    item.line for f in frames)
+        parent = _enclosing_function(item.file, item.line)
+        if not alone or parent is None:
+            continue
+        first = min([parent.lineno] + [d.lineno for d in parent.decorator_list])
+        skipped = [f for f in frames if f.skipped and f.file == item.file and
+                   f.name.rpartition(".")[2] == parent.name and first <= f.first_line <=
+                   parent.lineno and f.fail_file and f.fail_line]
+        cause = next((roots.find(f.fail_file, f.fail_line) for f in skipped
+                      if roots.find(f.fail_file, f.fail_line) not in (None, item)), None)
+        if cause is None:
+            continue
+        cause.follow_on.append(Frame(item.file, item.line, item.function, item.code))
+        cause.records += item.records
+        cause.explain_reasons += item.explain_reasons
+        roots.items.remove(item)
 
 
 def _assignment_span(file: str, function: str, name: str, before: int) -> tuple[int, int] | None:

@@ -214,6 +214,16 @@ def disabled_callee(w: Walker, node: ast.Call,
     return None
 
 
+# -- BS011 tensor_deepcopy ------------------------------------------------------------------------
+
+@_register(CALL_CHECKS, "tensor_deepcopy")
+def deepcopy_call(w: Walker, node: ast.Call) -> str | None:
+    if w.qual(node.func) == "copy.deepcopy" and node.args and w.kind(node.args[0]) is True:
+        return "`copy.deepcopy()` of a tensor is not traced by Dynamo: graph break " \
+               f"({gb('tensor_deepcopy', 'GB4198')}); use `.clone()`"
+    return None
+
+
 # -- BS101 shape_branch and BS103 shape_loop: recompiles, not breaks -----------------------------
 
 @_register(BRANCH_CHECKS, "shape_branch")

@@ -167,6 +167,10 @@ class RootBreak:
     # a branch on a value computed elsewhere is reported at the origin (``file``/``line``), and
     # each branch that tests it is a site.
     sites: list[Frame] = field(default_factory=list)
+    # Breaks that exist only because this one made Dynamo skip their enclosing function: a
+    # comprehension (its own frame on Python 3.11) that Dynamo then compiled alone and that
+    # broke there. They go when this break is fixed, so they are not root causes of their own.
+    follow_on: list[Frame] = field(default_factory=list)
     # What Dynamo did about this break and why, when it fell back to eager: a whole frame
     # skipped (``frame_skipped``) or the rest of a function run eagerly.
     skip_cause: str | None = None
@@ -420,6 +424,10 @@ class Fix:
     written: bool = False  # applied to the user's file (--fix --write)
     backup: str | None = None  # where the original was saved when written
     ab: ABTiming | None = None  # verified fixes: original vs fixed, timed in one process
+
+    def __post_init__(self) -> None:
+        if self.verified and self.status == "not tried":  # built as verified (a recorded result)
+            self.status = "verified"
 
 
 @dataclass

@@ -80,7 +80,8 @@ def test_one_registry_every_fix_and_lint_check_belongs_to_a_rule():
     for category in lint_rules.CATEGORIES:
         assert category in RULES_BY_CATEGORY, category
     assert lint_rules.BREAK_CATEGORIES == {"item", "data_dependent_branch", "print",
-                                           "tolist_numpy", "unsupported_call", "explicit_break"}
+                                           "tolist_numpy", "unsupported_call", "explicit_break",
+                                           "disabled_call", "tensor_deepcopy"}
     assert gb("print", "GB0291") == "GB0291"
     with pytest.raises(ValueError):
         gb("print", "GB0124")  # a message may not name another rule's id

@@ -241,6 +241,11 @@ def _break_panel(rank: int, brk: RootBreak, result: ScanResult) -> Panel:
         meta.append("\nthe value computed here is tested by the branch(es) at " + ", ".join(
             f"line {f.line}" if f.file == brk.file else f"{display_path(f.file)}:{f.line}"
             for f in brk.sites), style="bold")
+    if brk.follow_on:
+        meta.append("\nalso behind " + ", ".join(
+            f"the {f.function} at {display_path(f.file)}:{f.line}" for f in brk.follow_on)
+            + ": Dynamo compiled it alone because this break made it skip the enclosing "
+              "function, and it broke there; it goes when this break is fixed", style="bold")
     if brk.fires_per_call is not None or brk.ranks:
         meta.append(f"\n{fires_text(brk, result)}", style="bold")
     meta.append(f"\nsplits {brk.graph_splits} frame(s); {brk.records} log record(s), "

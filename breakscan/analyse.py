@@ -20,9 +20,11 @@ from typing import Any
 from . import categories
 from .breaklog import RESUME_PREFIX, parse_break_message, split_reason
 from .frames import (acting_frame, is_torch_file, model_stack, module_ast, owner_of, parse_stack,
+                     provenance_frame,
                      user_frame)
 from .result import (BreakRecord, CompiledFrame, CompileError, Discrepancy, ExplainCounts, Frame,
-                     GraphInfo, LaterCall, RawCapture, RawFailure, RootBreak, Summary)
+                     GraphInfo, LaterCall, ModuleConstant, RawCapture, RawFailure, RootBreak,
+                     Summary)
 
 _RESUME = re.compile(rf"{RESUME_PREFIX}(?P<fn>.+)_at_(?P<line>\d+)$")
 OWNER_RANK = {"user": 0, "third_party": 1, "torch": 2}  # the user's own breaks first
@@ -39,10 +41,16 @@ class _Roots:
     def __init__(self) -> None:
         self.items: list[RootBreak] = []
 
-    def find(self, file: str, line: int) -> RootBreak | None:
+    def find(self, file: str, line: int, category: str | None = None) -> RootBreak | None:
+        """The root at ``file:line``; given a record's ``category``, another category on the
+        same line is a different break (``.item()`` and ``.tolist()`` in one expression)."""
         for item in self.items:
-            if item.file == file and item.line == line:
+            if item.file == file and item.line == line and (
+                    category in (None, "other") or
+                    (item.cause_category or item.category) in (category, "other")):
                 return item
+        if any(item.file == file and item.line == line for item in self.items):
+            return None
         for item in self.items:  # a frame further up the chain (duplicate/short records)
             if any(f.file == file and f.line == line for f in item.call_chain):
                 return item
@@ -214,6 +222,16 @@ def advice(item: RootBreak) -> str:
         else:
             parts.append("Fix the break itself (below) so Dynamo can trace the function again.")
     inside = item.call_chain[-1] if item.call_chain else None
+    if category == "tensor_constant" and item.constants:
+        names = ", ".join(f"self.{c.attr}" for c in item.constants)
+        where = ", ".join(sorted({f"{os.path.basename(c.file)}:{c.line}" for c in item.constants}))
+        parts.append(f"A constant kept in a tensor: {names} of {item.constants[0].cls} "
+                     f"(created at {where}) hold fixed values, and each of the "
+                     f"{len(item.sites)} use(s) needs them on the host. Store them as Python "
+                     "ints/floats" + (" where they are created." if item.owner == "user" else
+                                      ": without editing the library, after building the "
+                                      "model run:\n" + constant_patch(item)))
+        return " ".join(parts)
     if category == "disabled_call":
         parts.append(_disabled_advice(item))
     elif category == "explicit_break" and inside is not None and is_torch_file(inside.file):
@@ -403,7 +421,9 @@ def analyse(raw: RawCapture) -> Analysis:
         chain, frame = _record_location(record)
         if frame is None:
             continue
-        item = roots.find(frame.file, frame.line)
+        item = roots.find(frame.file, frame.line, categories.categorize(
+            record.gb_id, record.gb_type, record.explanation, record.context,
+            _source(frame.file, frame.line, frame.code)))
         if item is None:
             item = roots.add(chain=chain, gb_id=record.gb_id, gb_type=record.gb_type,
                              explanation=record.explanation, hints=record.hints,
@@ -421,9 +441,11 @@ def analyse(raw: RawCapture) -> Analysis:
         frame = acting_frame(chain)
         if frame is None:
             continue
-        item = roots.find(frame.file, frame.line)
+        parts = split_reason(reason["reason"])
+        item = roots.find(frame.file, frame.line, categories.categorize(
+            parts["gb_id"], parts["gb_type"], parts["explanation"], "",
+            _source(frame.file, frame.line, frame.code)) if parts["gb_id"] else None)
         if item is None:
-            parts = split_reason(reason["reason"])
             item = roots.add(chain=chain, gb_id=parts["gb_id"], gb_type=parts["gb_type"],
                              explanation=parts["explanation"], hints=parts["hints"], context="",
                              source="explain", file=frame.file, line=frame.line,
@@ -739,15 +761,134 @@ def apply_compile_error(result: Any, failure: RawFailure) -> None:
         if frame.break_index is not None:
             frame.break_index = index.get(id(result.breaks[frame.break_index]))
     result.breaks = keep
+    result.summary.frames_skipped = sum(1 for f in result.frames if f.skipped and (
+        f.fail_file, f.fail_line) != (error.file, error.line))
+    _recount(result)
+
+
+def _recount(result: Any) -> None:
+    """After root causes were merged or dropped: the counts and explanations that name them."""
+    breaks = result.breaks
     s = result.summary
-    s.graph_break_count = sum(b.calls != "later_only" for b in keep)
-    s.frames_skipped = sum(1 for f in result.frames if f.skipped and (f.fail_file, f.fail_line)
-                           != (error.file, error.line))
+    s.graph_break_count = sum(b.calls != "later_only" for b in breaks)
     if result.later_call is not None:
-        result.later_call.graph_break_count = sum(b.calls != "first_only" for b in keep)
-    result.discrepancies = discrepancies(s, result.explain, [b for b in keep
+        result.later_call.graph_break_count = sum(b.calls != "first_only" for b in breaks)
+    result.discrepancies = discrepancies(s, result.explain, [b for b in breaks
                                                              if b.calls != "later_only"],
                                          result.graphs, result.frames)
+
+
+# A graph input Dynamo names after a module's state: "l_self_modules_conv_buffers_stride_".
+_STATE_INPUT = re.compile(r"\b[Ll]_self_\w*?(?:_(?P<kind>buffers|parameters)_)?(?P<attr>[A-Za-z0-9]\w*?)"
+                          r"_(?=[:)\s])")
+_GRAPH_INPUT = re.compile(r"^\s*(?P<name>\w+): graph input", re.MULTILINE)
+CONSTANT_CAUSES = ("item", "data_dependent_branch", "dynamic_shape_op")
+
+
+def _class_at(file: str, line: int) -> str | None:
+    """The name of the innermost class whose body holds ``line``."""
+    tree = module_ast(file)
+    found = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.ClassDef) and node.lineno <= line <= (node.end_lineno or 0):
+            if found is None or node.lineno >= found.lineno:
+                found = node
+    return found.name if found else None
+
+
+def _evidence(brk: RootBreak) -> list[Frame]:
+    """The lines that compute what a break needs: its own, its sites, its call chain and the
+    provenance Dynamo printed for a branch."""
+    steps = [f for f in map(provenance_frame, (brk.explanation or "").splitlines()) if f]
+    return [Frame(brk.file, brk.line, brk.function, brk.code), *brk.sites, *brk.call_chain,
+            *steps]
+
+
+def _constants_behind(brk: RootBreak, constants: list[ModuleConstant]) -> list[ModuleConstant]:
+    """The module constants the value behind a break comes from (empty: not only them).
+
+    A branch's provenance lists its graph inputs: every one must be module state (else the
+    value also depends on the data). The constants are those a line on the break's path reads
+    as ``self.<attr>`` inside their class, or that the provenance names as an input."""
+    if brk.root_category not in CONSTANT_CAUSES or not constants:
+        return []
+    inputs = [m.group("name") for m in _GRAPH_INPUT.finditer(brk.explanation or "")]
+    named = {m.group("attr") for n in inputs for m in [_STATE_INPUT.match(n + ":")] if m}
+    if inputs and len(named) < len(inputs):
+        return []  # the tested value also comes from the inputs or earlier results
+    found = []
+    lines = [(f.file, f.line, _source(f.file, f.line, f.code)) for f in _evidence(brk)]
+    for const in constants:
+        use = re.compile(rf"\bself\.{re.escape(const.attr)}\b")
+        if const.attr in named or any(
+                use.search(text) and _class_at(file, line) in (const.classes or [const.cls])
+                for file, line, text in lines):
+            found.append(const)
+    return found
+
+
+def link_module_constants(result: Any, constants: list[ModuleConstant]) -> None:
+    """Breaks whose value is a constant kept in a tensor become one root cause per class, at
+    the line that creates the attribute, with the breaks as its sites."""
+    groups: dict[tuple[str, str], list[tuple[RootBreak, list[ModuleConstant]]]] = {}
+    for brk in result.breaks:
+        behind = _constants_behind(brk, [c for c in constants if c.line])
+        if behind:
+            groups.setdefault((behind[0].file, behind[0].cls), []).append((brk, behind))
+    if not groups:
+        return
+    merged: list[RootBreak] = []
+    taken: set[int] = set()
+    for (file, cls), members in groups.items():
+        attrs: dict[str, ModuleConstant] = {}
+        for _, behind in members:
+            attrs.update({c.attr: c for c in behind if (c.file, c.cls) == (file, cls)})
+        first = min(attrs.values(), key=lambda c: c.line or 0)
+        lead = members[0][0]
+        root = dataclasses.replace(
+            lead, category="tensor_constant", cause_category=None, file=first.file,
+            line=first.line or 0, code=first.code, function=f"{cls}.__init__",
+            owner=owner_of(first.file), sites=[], follow_on=[], records=0, explain_reasons=0,
+            resume_functions=[], frame_skipped=False, skip_cause=None, skip_kind=None,
+            constants=sorted(attrs.values(), key=lambda c: c.line or 0),
+            calls="every" if any(b.calls == "every" for b, _ in members) else lead.calls,
+            suggestion="", gb_id=lead.gb_id, doc_url=lead.doc_url)
+        for brk, _ in members:
+            taken.add(id(brk))
+            root.sites += [Frame(brk.file, brk.line, brk.function, brk.code), *brk.sites]
+            root.follow_on += brk.follow_on
+            root.records += brk.records
+            root.explain_reasons += brk.explain_reasons
+            root.resume_functions += brk.resume_functions
+            if brk.frame_skipped and root.skip_cause is None:
+                root.skip_cause, root.skip_kind = brk.skip_cause, brk.skip_kind
+        root.sites.sort(key=lambda f: (f.file, f.line))
+        root.user_frame = user_frame(lead.call_chain) if root.owner != "user" else None
+        root.suggestion = advice(root)
+        merged.append(root)
+    old = list(result.breaks)
+    result.breaks = merged + [b for b in old if id(b) not in taken]
+    for frame in result.frames:
+        if frame.break_index is not None:
+            frame.break_index = break_at(result.breaks, old[frame.break_index].file,
+                                         old[frame.break_index].line)
+    _recount(result)
+
+
+def constant_patch(brk: RootBreak) -> str:
+    """The code a user runs after building the model: each constant as a Python value."""
+    by_class: dict[str, list[str]] = {}
+    for const in brk.constants:
+        by_class.setdefault(const.cls.rpartition(".")[2], []).append(const.attr)
+    lines = ["for module in model.modules():"]
+    for cls, attrs in by_class.items():
+        names = ", ".join(repr(a) for a in attrs) + ("," if len(attrs) == 1 else "")
+        lines += [f"    if type(module).__name__ == {cls!r}:",
+                  f"        for name in ({names}):",
+                  "            value = getattr(module, name).tolist()  # a Python int/float",
+                  "            delattr(module, name)  # a buffer: unregister it first",
+                  "            setattr(module, name, value)"]
+    return "\n".join(lines)
 
 
 def python_version() -> str:

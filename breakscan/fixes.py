@@ -96,12 +96,13 @@ class FixPlan:
     dynamic: bool | None = None
     new_source: str | None = None
     switch: dict[str, Any] | None = None  # see LIBRARY_SWITCHES
+    constants: dict[str, list[str]] | None = None  # class -> attributes made Python values
 
     def request(self) -> dict[str, Any]:
         before = asdict(self.fix.before) if self.fix.before is not None else None
         return {"kind": self.fix.kind, "fix_id": self.fix.fix_id, "file": self.fix.file,
                 "config": self.config, "dynamic": self.dynamic, "new_source": self.new_source,
-                "switch": self.switch, "before": before}
+                "switch": self.switch, "constants": self.constants, "before": before}
 
 
 @dataclass
@@ -174,6 +175,9 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
                                          title=f"set {setting}", category=category,
                                          setting=setting, file=brk.file, line=brk.line,
                                          before=before), config))
+        if category == "tensor_constant":
+            _plan_constants(plans, brk, target_file, before)
+            continue
         source_fixes = fixes_for(category, "source")
         fix_id = source_fixes[0].id if source_fixes else None
         if fix_id is not None and brk.owner == "user":
@@ -281,6 +285,10 @@ def rewrite_for(fix_id: str, category: str, source: str, line: int, call: str | 
         return propose_disable(source, line, call or "")
     if fix_id == "tolist_loop":
         return propose_tolist_loop(source, line)
+    if fix_id == "constant_source":
+        from .rewrite import propose_constants
+
+        return propose_constants(source, [int(n) for n in (call or str(line)).split(",")])
     return propose_rewrite(source, line, _REWRITE_AS.get(category, category))
 
 
@@ -320,6 +328,61 @@ def _plan_source(plans: list[FixPlan], seen: set, fix_id: str, category: str, fi
         return
     fix.diff = unified_diff(source, rewrite.new_source, display_path(file))
     plans.append(FixPlan(fix, {}, new_source=rewrite.new_source))
+
+
+def _plan_constants(plans: list[FixPlan], brk: Any, target_file: Path | None,
+                    before: FixMetrics) -> None:
+    """A constant kept in a tensor: replace it on the built model (works for library code:
+    the printed loop is what the user runs), and where it is created in the user's own file,
+    create it as a Python value (a source rewrite)."""
+    from .analyse import constant_patch
+
+    spec = {}
+    for const in brk.constants:
+        spec.setdefault(const.cls, []).append(const.attr)
+    patch = constant_patch(brk)
+    plans.append(FixPlan(Fix(rule="BS012", fix_id="python_constants", kind="constants",
+                             title="the constants as Python values on the built model",
+                             category="tensor_constant", setting=patch, file=brk.file,
+                             line=brk.line, before=before), {}, constants=spec))
+    by_file: dict[str, list[int]] = {}
+    for const in brk.constants:
+        if const.line:
+            by_file.setdefault(const.file, []).append(const.line)
+    tree = source_tree(target_file).tree if target_file is not None else None
+    for file, lines in by_file.items():
+        if brk.owner != "user" or tree is None or not Path(file).resolve().is_relative_to(tree):
+            continue
+        from .rewrite import propose_constants, unified_diff
+
+        source = Path(file).read_text(encoding="utf-8")
+        rewrite = propose_constants(source, sorted(set(lines)))
+        fix = Fix(rule="BS012", fix_id="constant_source", kind="source", title=rewrite.title,
+                  category="tensor_constant", file=file, line=min(lines), before=before,
+                  call=",".join(map(str, sorted(set(lines)))))
+        if rewrite.new_source is None:
+            fix.reason = f"refused: {rewrite.refused}"
+            plans.append(FixPlan(fix, {}))
+            continue
+        fix.diff = unified_diff(source, rewrite.new_source, display_path(file))
+        plans.append(FixPlan(fix, {}, new_source=rewrite.new_source))
+
+
+def apply_constants(model: Any, spec: dict[str, list[str]]) -> int:
+    """Replace each named constant tensor attribute with its Python value, on every module of
+    the named classes; returns how many were replaced."""
+    replaced = 0
+    for module in model.modules():
+        names = spec.get(type(module).__qualname__, ())
+        for name in names:
+            value = getattr(module, name, None)
+            if value is None or not hasattr(value, "tolist"):
+                continue
+            python = value.tolist()
+            delattr(module, name)
+            setattr(module, name, python)
+            replaced += 1
+    return replaced
 
 
 def _dynamo_config() -> Any:
@@ -391,8 +454,9 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
         fix.after.compiled_s = fixed.ab.fixed.value
         if fix.status == "verified" and fixed.ab.verdict == "slower":
             fix.status = "slower"
-            fix.reason = (f"removes the break · {1 / fixed.ab.speedup.value:.2f}× slower: "
-                          "no gain")
+            what = "removes the break" if after.breaks < before.breaks else \
+                "fewer graphs or returns to Python"
+            fix.reason = f"{what} · {1 / fixed.ab.speedup.value:.2f}× slower: no gain"
     else:
         fix.after.compiled_s = None
     fix.verified = fix.status == "verified"
@@ -452,8 +516,10 @@ def verify_fixes(target: str, options: ScanOptions, result: ScanResult, limits: 
                 raise FixesInterrupted(fixes, run.exit_code,
                                        f"{run.error} (verifying fix {fix.fix_id})")
             if run.error is not None:
-                fix.reason = run.error if run.error.startswith("not applicable") else \
-                    f"verification did not finish: {run.error}"
+                applicable = not run.error.startswith("not applicable")
+                fix.status = "not tried" if applicable else "not applicable"
+                fix.reason = f"verification did not finish: {run.error}" if applicable \
+                    else run.error
             else:
                 judge(fix, run.result, dynamic=bool(plan.dynamic))
         fixes.append(fix)
@@ -589,6 +655,7 @@ def scan_with_fix(request: dict[str, Any], on_stage: Callable[[str, Any], None],
     compare outputs."""
     import torch
 
+    from .errors import ModelError, UsageError
     from .load import load_target
     from .measure import Variant, compare_outputs, eager_outputs, time_interleaved
     from .pipeline import scan_loaded, shape_sets_for
@@ -607,12 +674,19 @@ def scan_with_fix(request: dict[str, Any], on_stage: Callable[[str, Any], None],
         elif fix["kind"] == "switch":
             fixed = load_target(target, **load)  # a second copy, same seed: same weights
             apply_switch(fixed, fix["switch"])
+        elif fix["kind"] == "constants":
+            fixed = load_target(target, **load)
+            if not apply_constants(fixed.model, fix["constants"]):
+                raise UsageError("not applicable: no such attribute on the built model")
         timing = options.timing or TimingOptions()
         sets = shape_sets_for(fixed, options.vary_batch, list(options.shapes))
         config = resolved_config(fix["config"])
-        with torch._dynamo.config.patch(**config):
-            result = scan_loaded(fixed, options.but(timing=None), shape_sets=sets,
-                                 on_stage=on_stage, on_progress=on_progress)
+        try:
+            with torch._dynamo.config.patch(**config):
+                result = scan_loaded(fixed, options.but(timing=None), shape_sets=sets,
+                                     on_stage=on_stage, on_progress=on_progress)
+        except ModelError as exc:  # the change broke the model itself (eager)
+            raise UsageError(f"not applicable: with it, the model fails: {exc}") from None
         # After the scan, which must capture the fixed model's first call.
         expected = eager_outputs(fixed)
         found = FixedScan(result=result,

@@ -16,13 +16,14 @@ from typing import Any, Callable
 
 import torch
 
-from .analyse import analyse, apply_compile_error, compare_calls, python_version
+from .analyse import (analyse, apply_compile_error, compare_calls, link_module_constants,
+                      python_version)
 from .capture import RawProgram, program_capture, run_counted, run_eager, run_explain
 from .dynamo import recompile_limit
 from .errors import UsageError
 from .impact import apply_costs, apply_regions, apply_runtime, eager_frames
 from .load import (LoadedTarget, describe_inputs, importable_folder, input_sets, load_target,
-                   positional_names)
+                   module_constants, positional_names)
 from .measure import FrameCosts, OnProgress, measure
 from .options import ProgramOptions, ScanOptions, TimingOptions, parse_input_sets
 from .recompiles import check_recompiles, link_shape_branches, program_recompiles
@@ -52,6 +53,7 @@ def scan_loaded(loaded: LoadedTarget, options: ScanOptions = ScanOptions(), *,
     folder = loaded.search_paths[0] if loaded.search_paths else None
     static, lint_note = lint_model(loaded)
     executed: dict[str, set[int]] = {f.file: set() for f in static}
+    constants = module_constants(loaded.model)  # before any call can change them
     with importable_folder(folder):
         # The first call of the fresh model is the one users' first compiled call makes: capture
         # it before anything else runs the model (a hook installed once, a warning issued once,
@@ -72,6 +74,9 @@ def scan_loaded(loaded: LoadedTarget, options: ScanOptions = ScanOptions(), *,
         later = run_explain(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
                             verbose=verbose, compile_only=only, dynamic=options.dynamic)
         compare_calls(result, later)
+        unchanged = {(c.cls, c.attr, repr(c.value)) for c in module_constants(loaded.model)}
+        link_module_constants(result, [c for c in constants
+                                       if (c.cls, c.attr, repr(c.value)) in unchanged])
         result.static = cross_check(static, result, executed)
         if lint_note:
             result.notes.append(lint_note)

@@ -76,6 +76,23 @@ class RawFailure:
 
 
 @dataclass
+class ModuleConstant:
+    """A tensor attribute of the model's modules that holds a constant: a 0-d value or a
+    handful of integers (a kernel size, a stride) that no call changes. Used in ``if``, pad
+    amounts or slices, it breaks the graph at every use (its value needs the host)."""
+
+    file: str  # the file of the class that creates it
+    cls: str  # the module class, e.g. "EncodecConv1d"
+    attr: str  # the attribute, e.g. "stride"
+    kind: str  # buffer | parameter | attribute
+    value: Any  # the Python value: int, float, bool, or a list of ints
+    line: int | None  # the line that creates it (usually in __init__), None when not found
+    code: str = ""
+    instances: int = 1  # modules of this class holding it
+    classes: list[str] = field(default_factory=list)  # the class and its bases, by name
+
+
+@dataclass
 class BreakRecord:
     """One graph-break log record, parsed from Dynamo's `graph_breaks` artifact."""
 
@@ -171,6 +188,9 @@ class RootBreak:
     # comprehension (its own frame on Python 3.11) that Dynamo then compiled alone and that
     # broke there. They go when this break is fixed, so they are not root causes of their own.
     follow_on: list[Frame] = field(default_factory=list)
+    # For a break on a constant kept in a tensor (category tensor_constant): the attributes, in
+    # the class that creates them; the root's file:line is where the first one is created.
+    constants: list[ModuleConstant] = field(default_factory=list)
     # What Dynamo did about this break and why, when it fell back to eager: a whole frame
     # skipped (``frame_skipped``) or the rest of a function run eagerly.
     skip_cause: str | None = None
@@ -395,6 +415,7 @@ FIX_STATUSES = {
     "makes it worse": "tried: more graphs, graph calls, returns to Python or recompiles",
     "breaks compilation": "tried: with it, torch.compile fails on the model",
     "changes outputs": "tried: the outputs differ from the original model's",
+    "not applicable": "tried: it cannot be applied to this model (the reason says why)",
     "not tried": "a candidate (--fix tries it), refused, or its check did not finish",
 }
 

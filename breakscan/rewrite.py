@@ -416,6 +416,60 @@ def _deepcopy_to_clone(t: _Tree, line: int) -> tuple[str, cst.Module]:
             t.module.deep_replace(call, clone))
 
 
+# -- constants kept in tensors -> Python values ----------------------------------------------------
+
+_TENSOR_OF = m.Call(func=m.Attribute(value=m.Name("torch"), attr=m.Name("tensor"))
+                    | m.Name("tensor"))
+
+
+def _python_value(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``E`` of ``torch.tensor(E, …)``, also inside ``nn.Buffer(…)``/``nn.Parameter(…)``."""
+    if m.matches(expr, _TENSOR_OF) and expr.args and expr.args[0].keyword is None:
+        return expr.args[0].value
+    if isinstance(expr, cst.Call) and _callee_name(expr.func) in ("Buffer", "Parameter") \
+            and expr.args:
+        return _python_value(expr.args[0].value)
+    return None
+
+
+def propose_constants(source: str, lines: list[int]) -> Rewrite:
+    """Each attribute created on ``lines`` as ``torch.tensor(E)`` (maybe in ``nn.Buffer``, or
+    through ``register_buffer``) is created as the Python value ``E`` instead."""
+    title = "keep the constants as Python values: " + ", ".join(f"line {n}" for n in lines)
+
+    def handler(t: _Tree, at: int) -> tuple[str, cst.Module]:
+        edits: dict[int, list[cst.BaseStatement]] = {}
+        for number in lines:
+            stmt = t.innermost((cst.SimpleStatementLine,), number)
+            if stmt is None or len(stmt.body) != 1:
+                raise _Refuse(f"line {number} is not one simple statement")
+            small = stmt.body[0]
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                value = _python_value(small.value)
+                target = small.targets[0].target
+            elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and \
+                    _callee_name(small.value.func) == "register_buffer" and \
+                    len(small.value.args) >= 2 and \
+                    isinstance(small.value.args[0].value, cst.SimpleString):
+                value = _python_value(small.value.args[1].value)
+                name = small.value.args[0].value.evaluated_value
+                target = cst.Attribute(value=cst.Name("self"), attr=cst.Name(str(name)))
+            else:
+                raise _Refuse(f"line {number} does not create the attribute from "
+                              "torch.tensor(...)")
+            if value is None:
+                raise _Refuse(f"line {number} does not create the attribute from "
+                              "torch.tensor(...)")
+            new = cst.SimpleStatementLine(
+                body=[cst.Assign(targets=[cst.AssignTarget(target)], value=value)],
+                leading_lines=stmt.leading_lines)
+            edits[id(stmt)] = [new]
+        return title, t.replace(edits)
+
+    return _apply(source, lines[0] if lines else 0, title, "tensor_constant", handler,
+                  needs_torch=False)
+
+
 # -- a break inside a library, acted on at the user's call -------------------------------------
 
 def propose_disable(source: str, line: int, callee: str) -> Rewrite:

@@ -184,6 +184,18 @@ CATALOGUE: tuple[Rule, ...] = (
          why="Dynamo could not trace this construct; see its explanation, hints and registry page.",
          suggestion="See Dynamo's explanation and hints below and the registry page for this id.",
          before="", after=""),
+    Rule("BS012", "tensor_constant", "constant-in-tensor", "A constant kept in a tensor",
+         why="A kernel size, stride or padding stored as a 0-d tensor buffer (`nn.Buffer("
+             "torch.tensor(stride))`) is data to Dynamo: every `if`, pad amount or slice that "
+             "uses it needs its value on the host, a break at each use, in every layer.",
+         suggestion="Store the constant as a Python int/float attribute (`self.stride = "
+                    "stride`) instead of a tensor; for library code, replace the attributes on "
+                    "the built model (breakscan prints the loop).",
+         before="self.stride = nn.Buffer(torch.tensor(stride), persistent=False)\n"
+                "...\nif length % self.stride:\n    x = F.pad(x, (0, self.stride))",
+         after="self.stride = stride  # a Python int: Dynamo specialises on it\n"
+               "...\nif length % self.stride:\n    x = F.pad(x, (0, self.stride))",
+         fixes=("python_constants", "constant_source")),
     Rule("BS101", "shape_branch", "shape-branch", "Branch on a tensor's shape", kind="recompile",
          why="Not a break: Dynamo guards on the shape and compiles one graph per value it sees "
              "(automatic dynamic shapes help only after the first recompile); past "
@@ -220,7 +232,8 @@ class FixSpec:
     """A fix breakscan can apply and verify (``fixes.py`` plans and verifies it)."""
 
     id: str
-    kind: str  # setting (a Dynamo config value) | source (a rewrite) | dynamic | switch
+    kind: str  # setting (a Dynamo config value) | source (a rewrite) | dynamic | switch |
+    # constants (module attributes replaced on the built model)
     rule: str | None  # the rule it belongs to; None: the rule of the break it is tried on
     setting: str = ""  # how users write a setting
     config: tuple[tuple[str, Any], ...] = ()  # the Dynamo config values a setting sets
@@ -240,6 +253,9 @@ FIXES: dict[str, FixSpec] = {f.id: f for f in (
     FixSpec("dynamic", "dynamic", "BS101", "torch.compile(model, dynamic=True)"),
     # A break inside a library, acted on at the user's own call into it.
     FixSpec("clone", "source", "BS011"),
+    # Constants kept in tensors, as Python values: on the built model, or where they are made.
+    FixSpec("python_constants", "constants", "BS012"),
+    FixSpec("constant_source", "source", "BS012"),
     FixSpec("disable_call", "source", None),
     FixSpec("tolist_loop", "source", None),
 )}

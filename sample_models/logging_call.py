@@ -30,6 +30,30 @@ class LoggerInForward(nn.Module):
         return self.fc2(h)
 
 
+class InlineLogger(nn.Module):
+    """`logging.getLogger(__name__).info(...)` written inline: Dynamo fails on the logger
+    object itself (GB6215, "Unresolved GetAttrVariable comparison"), then on the `.info` call
+    (GB0291): two records, one logging call, one root cause.
+
+    Expected scan (--input-shape 8,16):
+        graphs: 2
+        breaks: 1
+        records: 2
+        category: print
+        break_at: logging.getLogger(__name__).info("activations ready")
+    """
+
+    def __init__(self, width: int = 16):
+        super().__init__()
+        self.fc1 = nn.Linear(width, width)
+        self.fc2 = nn.Linear(width, width)
+
+    def forward(self, x):
+        h = torch.relu(self.fc1(x))
+        logging.getLogger(__name__).info("activations ready")
+        return self.fc2(h)
+
+
 class LoggerOutsideForward(nn.Module):
     """Fixed twin: log in the caller (or guard with torch.compiler.is_compiling()).
 

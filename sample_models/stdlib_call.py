@@ -2,6 +2,8 @@
 
 import random
 
+import numpy as np
+
 import torch
 from torch import nn
 
@@ -46,3 +48,26 @@ class TorchJitter(nn.Module):
         h = self.fc(x)
         jitter = torch.rand((), device=x.device)
         return h * (1 + jitter)
+
+
+class NumpyRandom(nn.Module):
+    """`np.random.rand()` in forward: Dynamo traces NumPy through torch._numpy and then needs
+    the random value on the host (GB0033, as for `.item()`); breakscan calls it what it is, an
+    untraceable call, and suggests `torch.rand(())`.
+
+    Expected scan (--input-shape 8,16):
+        graphs: 2
+        breaks: 1
+        records: 1
+        category: unsupported_call
+        break_at: scale = 1.0 + np.random.rand() * 0.1
+    """
+
+    def __init__(self, width: int = 16):
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+
+    def forward(self, x):
+        h = self.fc(x)
+        scale = 1.0 + np.random.rand() * 0.1
+        return h * scale

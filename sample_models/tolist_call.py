@@ -26,6 +26,28 @@ class TolistInForward(nn.Module):
         return h * scales[0]
 
 
+class IntTolistInForward(nn.Module):
+    """`.tolist()` of an integer tensor: Dynamo files it under a data-dependent operator
+    (GB0033, as it does `.item()`); breakscan names what was written, `.tolist()`.
+
+    Expected scan (--input-shape 8,16):
+        graphs: 2
+        breaks: 1
+        records: 1
+        category: tolist_numpy
+        break_at: counts = (h > 0).sum(-1).tolist()
+    """
+
+    def __init__(self, width: int = 16):
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+
+    def forward(self, x):
+        h = self.fc(x)
+        counts = (h > 0).sum(-1).tolist()
+        return h * max(counts)
+
+
 class TensorIndexInstead(nn.Module):
     """Fixed twin: index the tensor instead of converting it; same outputs.
 

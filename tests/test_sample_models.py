@@ -14,7 +14,8 @@ EXPECTATIONS = sample_expectations()
 def test_every_category_has_a_broken_sample():
     categories = {e.facts.get("category") for e in EXPECTATIONS}
     for needed in ("item", "data_dependent_branch", "print", "tolist_numpy", "dynamic_shape_op",
-                   "unsupported_call", "explicit_break", "frame_skipped"):
+                   "unsupported_call", "explicit_break", "frame_skipped", "disabled_call",
+                   "tensor_deepcopy", "tensor_constant"):
         assert needed in categories, needed
 
 
@@ -30,6 +31,15 @@ def test_every_sample_has_a_fixed_twin():
 def test_scan_matches_docstring(expect):
     result = scan(expect.target, input_shapes=["8,16"])
     facts = expect.facts
+    if "compile_error" in facts:  # torch.compile fails: not a break, no graph
+        error = result.compile_error
+        file, line = locate(facts["compile_error"], expect.file)
+        assert (error.file, error.line, error.code) == (str(file), line, facts["compile_error"])
+        assert error.exception == facts["exception"]
+        assert (result.summary.graph_count, result.summary.graph_break_count) == (0, 0)
+        assert result.breaks == [] and result.summary.frames_skipped == 0
+        return
+    assert result.compile_error is None
     assert result.summary.graph_count == int(facts["graphs"])
     assert result.summary.graph_break_count == int(facts["breaks"])
     assert result.summary.break_records == int(facts["records"])
@@ -63,6 +73,14 @@ def test_scan_matches_docstring(expect):
     file, line = locate(facts["break_at"], expect.file)
     assert (brk.file, brk.line) == (str(file), line)
     assert brk.code == file.read_text().splitlines()[line - 1].strip()
+    if "sites" in facts:
+        assert len(brk.sites) == int(facts["sites"])
+    if "follow_on" in facts:
+        (follow,) = brk.follow_on
+        assert (follow.file, follow.line) == (str(file), locate(facts["follow_on"], file)[1])
+    if brk.category == "tensor_constant":  # the root is where the constant is created
+        assert [c.attr for c in brk.constants] and all(s.file == str(file) for s in brk.sites)
+        return
     # the chain ends at the break (or goes on into torch, e.g. register_forward_hook's setattr)
     assert [f.line for f in brk.call_chain if f.file == str(file)][-1] == line
     assert brk.call_chain[0].function == "forward"

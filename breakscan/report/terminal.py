@@ -238,7 +238,8 @@ def _break_panel(rank: int, brk: RootBreak, result: ScanResult) -> Panel:
     if brk.skip_cause:
         meta.append(f"\n{brk.skip_cause}", style="bold red")
     if brk.sites:
-        meta.append("\nthe value computed here is tested by the branch(es) at " + ", ".join(
+        meta.append(("\nused at (each use breaks) " if brk.constants else
+                     "\nthe value computed here is tested by the branch(es) at ") + ", ".join(
             f"line {f.line}" if f.file == brk.file else f"{display_path(f.file)}:{f.line}"
             for f in brk.sites), style="bold")
     if brk.follow_on:
@@ -534,8 +535,8 @@ def _render_fixes(result: ScanResult, console: Console) -> None:
             console.print(Text(f"    {speed}", style=style))
         if fix.reason:
             console.print(Text(f"    {fix.reason}", style="yellow"))
-        if fix.setting and fix.kind in ("setting", "switch"):
-            console.print(Text(f"    {fix.setting}", style="cyan"))
+        if fix.setting and fix.kind in ("setting", "switch", "constants"):
+            console.print(Padding(Text(fix.setting, style="cyan"), (0, 0, 0, 4)))
         if fix.diff:
             console.print(Padding(Syntax(fix.diff.rstrip("\n"), "diff", theme="ansi_dark",
                                          word_wrap=True), (0, 0, 0, 4)))

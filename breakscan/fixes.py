@@ -193,6 +193,7 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
             _plan_source(plans, seen, "tolist_loop", category, brk.user_frame.file,
                          brk.user_frame.line, None, target_file, before, quiet=True)
     plans.extend(_library_switches(result, before))
+    plans.extend(_path_switches(result, before))
     if result.recompiles is not None and result.recompiles.recompiles and \
             result.recompiles.dynamic_helps is not False and \
             not result.compile_settings.get("dynamic"):  # not what the scan showed useless
@@ -260,6 +261,28 @@ def _library_switches(result: ScanResult, before: FixMetrics) -> list[FixPlan]:
                                      title=f"library switch: {how}", category=category,
                                      setting=how, file=brk.file, line=brk.line, before=before),
                                  {}, switch=switch))
+    return plans
+
+
+def _path_switches(result: ScanResult, before: FixMetrics) -> list[FixPlan]:
+    """The module and config attributes tested on the way to the breaks (``switches.py``),
+    each a candidate verified in its own child."""
+    from .switches import search
+
+    plans = []
+    for switch in search(result.breaks):
+        value = "not current" if switch.value == "flip" else repr(switch.value)
+        semantics = " (changes training semantics)" if switch.training_semantics else ""
+        where = "config" if switch.on_config else "/".join(switch.classes)
+        title = (f"switch on the path: {where}.{switch.attr} = {value}{semantics}, read at "
+                 + "; ".join(switch.tests[:2]).replace(" `", " `", 1))
+        brk = next((b for b in result.breaks if any(
+            t.startswith(f"{b.file}:") for t in switch.tests)), result.breaks[0])
+        plans.append(FixPlan(Fix(rule=rule_id(brk.root_category),
+                                 fix_id=f"switch:{switch.attr}={value}", kind="switch",
+                                 title=title, category=brk.root_category, setting=switch.code(),
+                                 file=brk.file, line=brk.line, before=before), {},
+                             switch={"path": switch.request()}))
     return plans
 
 
@@ -434,6 +457,9 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
     elif not same.match:
         fix.status = "changes outputs"
         fix.reason = f"outputs differ from the original model: {same.message}"
+        if "(changes training semantics)" in fix.title:  # expected of such a switch
+            fix.reason = ("changes training semantics, so the outputs differ (expected when "
+                          f"this switch is off): {fix_numbers_text(before, after)}")
     elif compiled is not None and not compiled.match:
         fix.status = "changes outputs"
         fix.reason = f"compiled outputs differ from eager with the fix: {compiled.message}"
@@ -460,6 +486,11 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
     else:
         fix.after.compiled_s = None
     fix.verified = fix.status == "verified"
+
+
+def fix_numbers_text(before: FixMetrics, after: FixMetrics) -> str:
+    return (f"graphs {before.graph_count} -> {after.graph_count}, graph calls per call "
+            f"{whole(before.graph_calls_per_call)} -> {whole(after.graph_calls_per_call)}")
 
 
 def worse(before: FixMetrics, after: FixMetrics) -> bool:
@@ -623,6 +654,12 @@ def apply_switch(loaded: Any, switch: dict[str, Any]) -> None:
     from .errors import UsageError, describe
 
     model = loaded.model
+    if "path" in switch:
+        from .switches import apply_switch as set_attribute
+
+        if not set_attribute(model, switch["path"]):
+            raise UsageError(f"not applicable: nothing on the built model has "
+                             f"{switch['path']['attribute']} to change")
     if "call" in switch:
         name, value = switch["call"]
         setter = getattr(model, name, None)

@@ -840,9 +840,9 @@ def link_module_constants(result: Any, constants: list[ModuleConstant]) -> None:
     merged: list[RootBreak] = []
     taken: set[int] = set()
     for (file, cls), members in groups.items():
-        attrs: dict[str, ModuleConstant] = {}
-        for _, behind in members:
-            attrs.update({c.attr: c for c in behind if (c.file, c.cls) == (file, cls)})
+        # Every constant of the class: the value behind a use is often computed from several
+        # (an extra padding from the stride and the kernel size, in a helper method).
+        attrs = {c.attr: c for c in constants if c.cls == cls and c.line}
         first = min(attrs.values(), key=lambda c: c.line or 0)
         lead = members[0][0]
         root = dataclasses.replace(

@@ -272,6 +272,7 @@ def _path_switches(result: ScanResult, before: FixMetrics) -> list[FixPlan]:
     plans = []
     for switch in search(result.breaks):
         value = "not current" if switch.value == "flip" else repr(switch.value)
+        fix_id = switch_id(switch)
         semantics = " (changes training semantics)" if switch.training_semantics else ""
         where = "config" if switch.on_config else "/".join(switch.classes)
         title = (f"switch on the path: {where}.{switch.attr} = {value}{semantics}, read at "
@@ -279,7 +280,7 @@ def _path_switches(result: ScanResult, before: FixMetrics) -> list[FixPlan]:
         brk = next((b for b in result.breaks if any(
             t.startswith(f"{b.file}:") for t in switch.tests)), result.breaks[0])
         plans.append(FixPlan(Fix(rule=rule_id(brk.root_category),
-                                 fix_id=f"switch:{switch.attr}={value}", kind="switch",
+                                 fix_id=fix_id, kind="switch",
                                  title=title, category=brk.root_category, setting=switch.code(),
                                  file=brk.file, line=brk.line, before=before), {},
                              switch={"path": switch.request()}))
@@ -424,7 +425,7 @@ def unfixed(result: ScanResult, fixes: list[Fix]) -> list[str]:
         if any((f.file, f.line) in places for f in fixes) or any(
                 f.kind == "switch" and applies(_chain(brk))
                 for f in fixes for fix_id, _, _, applies in LIBRARY_SWITCHES
-                if fix_id == f.fix_id):
+                if fix_id == f.fix_id) or _switched(brk, fixes):
             continue
         category = brk.root_category
         if category in ("other", "unsupported_call", "explicit_break", "tolist_numpy"):
@@ -438,6 +439,19 @@ def unfixed(result: ScanResult, fixes: list[Fix]) -> list[str]:
         out.append(f"no fix proposed for #{rank} ({brk.category} at "
                    f"{display_path(brk.file)}:{brk.line}): {why}")
     return out
+
+
+def _switched(brk: Any, fixes: list[Fix]) -> bool:
+    """A switch on this break's path was tried (``switches.py``)."""
+    from .switches import switches_for
+
+    tried = {f.fix_id for f in fixes if f.kind == "switch"}
+    return any(switch_id(s) in tried for s in switches_for(brk))
+
+
+def switch_id(switch: Any) -> str:
+    value = "not current" if switch.value == "flip" else repr(switch.value)
+    return f"switch:{switch.attr}={value}"
 
 
 def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
@@ -454,6 +468,7 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
     if failed:
         fix.status = "breaks compilation"
         fix.reason = f"breaks compilation: torch.compile fails with it: {failed}"
+        fix.after = None  # no graph was made: "22 -> 0 graphs" would read as a gain
     elif not same.match:
         fix.status = "changes outputs"
         fix.reason = f"outputs differ from the original model: {same.message}"
@@ -474,7 +489,9 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
                       "break sites alone is no gain)")
     else:
         fix.status = "verified"
-    if fixed.ab is not None:  # both latencies from one process, never one from each
+    if fix.after is None:  # nothing compiled with it: no numbers, no timing
+        pass
+    elif fixed.ab is not None:  # both latencies from one process, never one from each
         fix.ab = fixed.ab
         fix.before = replace(before, compiled_s=fixed.ab.original.value)
         fix.after.compiled_s = fixed.ab.fixed.value

@@ -234,3 +234,89 @@ def test_gpt2_generate_library_switch_compile_forward_is_verified():
     assert fix["after"]["graph_count"] < fix["before"]["graph_count"] == \
         doc["summary"]["graph_count"]
     assert doc["unfixed"] == []  # the switch covers every break in the generation loop
+
+
+# -- "Advice you can act on" on real library code (issue 21) -------------------------------------
+
+def _fix_json(target: str, *args: str) -> dict:
+    proc = run_cli(target, *args, "--fix", "--backend", "eager", "--max-run-time", "0.5",
+                   "-f", "json", timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_udop_that_does_not_compile_is_a_compile_error_with_exit_3():
+    """UDOP indexes with `rows, cols = zip(*ind)`: eager runs, every compiled call raises. That
+    is a compile error at the library's line (exit 3, every gate fails), not a break."""
+    proc = run_cli(f"{HF}:udop", "--inputs", f"{HF}:udop_inputs", "--max-breaks", "1",
+                   "-f", "json")
+    assert proc.returncode == 3, proc.stderr
+    doc = json.loads(proc.stdout)
+    udop = _installed("transformers", "models/udop/modeling_udop.py")
+    error = doc["compile_error"]
+    assert (error["file"], error["line"], error["code"]) == (
+        str(udop), _line_of(udop, "patch_inds[rows, cols] = False"),
+        "patch_inds[rows, cols] = False")
+    assert error["exception"] == "TorchRuntimeError"
+    assert error["message"] == "RuntimeError when making fake tensor call"
+    assert [f["function"] for f in error["call_chain"]][-1] == "combine_image_text_embeddings"
+    assert not any(f["file"].startswith(str(Path(udop).parents[3] / "torch"))
+                   for f in error["call_chain"])
+    assert doc["breaks"] == [] and doc["summary"]["graph_count"] == 0
+    assert not doc["gate"]["passed"] and doc["gate"]["checks"][0]["name"] == "compiles"
+
+
+def test_mimi_constants_in_tensor_buffers_are_one_root_at_their_creation():
+    """Mimi keeps each convolution's stride, kernel size and padding as 0-d tensors: one root
+    cause where they are created; capture_scalar_outputs (Dynamo's own hint) breaks
+    compilation; the constants as Python ints are tried and the line that then fails named."""
+    doc = _fix_json(f"{HF}:mimi", "--inputs", f"{HF}:codec_inputs")
+    mimi = _installed("transformers", "models/mimi/modeling_mimi.py")
+    (brk,) = doc["breaks"]
+    assert brk["category"] == "tensor_constant"
+    assert (brk["file"], brk["line"]) == (
+        str(mimi), _line_of(mimi, "self.stride = nn.Buffer(stride, persistent=False)"))
+    assert [(c["attr"], c["kind"], c["value"]) for c in brk["constants"]] == [
+        ("stride", "buffer", 1), ("kernel_size", "buffer", 7), ("padding_total", "buffer", 6),
+        ("padding_right", "attribute", 3), ("padding_left", "attribute", 3)]
+    pad = _line_of(mimi, "return nn.functional.pad(hidden_states, paddings, mode, value)")
+    assert [(s["file"], s["line"]) for s in brk["sites"]] == [(str(mimi), pad)]
+    assert doc["summary"]["graph_count"] == doc["explain"]["graph_count"] == 22
+    fixes = {f["fix_id"]: f for f in doc["fixes"]}
+    scalar = fixes["capture_scalar_outputs"]
+    assert scalar["status"] == "breaks compilation" and not scalar["verified"]
+    assert "PendingUnbackedSymbolNotFound" in scalar["reason"] and scalar["after"] is None
+    constants = fixes["python_constants"]
+    assert constants["status"] == "not applicable"
+    ceil = [n for n, t in enumerate(mimi.read_text().splitlines(), 1)
+            if t.strip() == "n_frames = torch.ceil(n_frames).to(torch.int64) - 1"][0]
+    assert f"modeling_mimi.py:{ceil}" in constants["reason"]  # the first: the eager path's
+    assert "for module in model.modules():" in constants["setting"]
+
+
+def test_wav2vec2_comprehension_under_the_skipped_wrapper_is_a_follow_on():
+    result = _run(f"{HF}:wav2vec2", {"input_shapes": ["2,1600"], "train": True})
+    capturing = _installed("transformers", "utils/output_capturing.py")
+    assert not [b for b in result.breaks if b.function == "<dictcomp>"]
+    (root,) = [b for b in result.breaks if b.follow_on]
+    assert root.code == "hidden_states.requires_grad = True"
+    assert [(f.file, f.line, f.function) for f in root.follow_on] == [
+        (str(capturing), _line_of(capturing, "recordable_keys = {"), "<dictcomp>")]
+    assert root.fires_per_call is not None
+
+
+def test_bart_layerdrop_switch_found_on_the_path_and_tried():
+    """BART in train mode breaks on layer drop; the path search finds `self.layerdrop` in the
+    guard above the break, in the encoder and the decoder, and tries it: 8 -> 1 graphs; it
+    changes training semantics and says so."""
+    doc = _fix_json(f"{HF}:bart_train", "--inputs", f"{HF}:bart_inputs", "--train")
+    bart = _installed("transformers", "models/bart/modeling_bart.py")
+    lines = sorted(b["line"] for b in doc["breaks"])
+    assert lines == [n for n, t in enumerate(bart.read_text().splitlines(), 1)
+                     if t.strip().startswith("if dropout_probability < self.layerdrop")]
+    (switch,) = [f for f in doc["fixes"] if f["fix_id"] == "switch:layerdrop=0.0"]
+    assert "BartEncoder/BartDecoder.layerdrop = 0.0 (changes training semantics)" in \
+        switch["title"]
+    assert (switch["before"]["graph_count"], switch["after"]["graph_count"]) == (8, 1)
+    assert switch["status"] in ("verified", "changes outputs")
+    assert doc["unfixed"] == []  # the switch covers the encoder's and the decoder's break

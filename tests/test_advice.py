@@ -1,0 +1,221 @@
+"""Advice a user can act on, and never a false statement (issue 21), on small models of ours.
+
+The third-party suite (tests/test_third_party.py) has a real library instance of each item.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from breakscan import scan
+from breakscan.fixes import judge, plan_fixes, resolved_config, verify_fixes
+from breakscan.options import Limits, ScanOptions
+from breakscan.result import ABTiming, Correctness, Fix, FixMetrics, Interval
+from breakscan.switches import search
+
+from conftest import FIXTURES, ROOT, SAMPLES, locate, run_cli
+
+CASES = FIXTURES / "models" / "advice_cases.py"
+
+
+# -- 1. a compile failure is not a graph break ----------------------------------------------------
+
+def test_a_model_that_does_not_compile_exits_3_and_fails_every_gate():
+    target = f"{SAMPLES / 'compile_error.py'}:CompileFails"
+    proc = run_cli(target, "-s", "8,16", "--max-breaks", "1", "-f", "json")
+    assert proc.returncode == 3, proc.stderr
+    doc = json.loads(proc.stdout)
+    line = locate("keep[rows, cols] = False", SAMPLES / "compile_error.py")[1]
+    error = doc["compile_error"]
+    assert {k: error[k] for k in ("message", "exception", "line", "code")} == {
+        "message": "RuntimeError when making fake tensor call", "exception": "TorchRuntimeError",
+        "line": line, "code": "keep[rows, cols] = False"}
+    assert error["file"] == str(SAMPLES / "compile_error.py")
+    assert [f["function"] for f in error["call_chain"]] == ["forward"]
+    assert doc["breaks"] == [] and doc["summary"]["frames_skipped"] == 0
+    assert [c["name"] for c in doc["gate"]["checks"] if not c["passed"]] == ["compiles"]
+    plain = run_cli(target, "-s", "8,16", env={"COLUMNS": "200"})  # no gate: still exit 3
+    assert plain.returncode == 3
+    assert plain.stdout.splitlines()[1] == (  # said first, right under the target
+        "torch.compile fails: TorchRuntimeError: RuntimeError when making fake tensor call at "
+        f"sample_models/compile_error.py:{line}")
+    assert "frame_skipped" not in plain.stdout and "ran eagerly" not in plain.stdout
+    github = run_cli(target, "-s", "8,16", "-f", "github").stdout
+    assert f",line={line},title=torch.compile fails::" in github
+    sarif = json.loads(run_cli(target, "-s", "8,16", "-f", "sarif").stdout)
+    (found,) = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "compile_error"]
+    assert found["locations"][0]["physicalLocation"]["region"]["startLine"] == line
+    assert "**torch.compile fails**" in run_cli(target, "-s", "8,16", "-f", "markdown").stdout
+
+
+def _metrics(graphs, calls, breaks=1):
+    return FixMetrics(graph_count=graphs, breaks=breaks, recompiles=None, compiled_s=None,
+                      speedup=None, graph_calls_per_call=calls, eager_gaps_per_call=calls - 1,
+                      frames_run_eagerly_per_call=0.0)
+
+
+def _fixed(result, same=True):
+    from breakscan.fixes import FixedScan
+
+    return FixedScan(result=result, same_outputs=Correctness(same, 0.0 if same else 1.0, None))
+
+
+def test_a_setting_that_breaks_compilation_is_never_a_candidate():
+    """A real result of a model that does not compile, judged as a fix's rescan."""
+    broken = scan(f"{SAMPLES / 'compile_error.py'}:CompileFails", input_shapes=["8,16"])
+    fix = Fix(rule="BS001", fix_id="capture_scalar_outputs", kind="setting", title="set",
+              category="item", before=_metrics(3, 3))
+    judge(fix, _fixed(broken), dynamic=False)
+    assert (fix.status, fix.verified, fix.after) == ("breaks compilation", False, None)
+    assert fix.reason == ("breaks compilation: torch.compile fails with it: RuntimeError when "
+                          "making fake tensor call")
+
+
+# -- 5. every suggestion says whether it was tried -------------------------------------------------
+
+@pytest.mark.parametrize("after, same, verdict, status", [
+    ((3, 3.0), True, None, "no effect"),
+    ((4, 4.0), True, None, "makes it worse"),
+    ((1, 1.0), False, None, "changes outputs"),
+    ((1, 1.0), True, "faster", "verified"),
+    ((1, 1.0), True, "no measurable difference", "verified"),
+    ((1, 1.0), True, "slower", "slower"),
+])
+def test_fix_statuses(after, same, verdict, status):
+    result = scan(f"{SAMPLES / 'tensor_branch.py'}:TensorWhere", input_shapes=["8,16"])
+    result.summary.graph_count, result.summary.graph_calls_per_call = after
+    result.summary.eager_gaps_per_call = after[1] - 1
+    result.summary.graph_break_count = 0 if after[0] == 1 else 1
+    fixed = _fixed(result, same)
+    if verdict:
+        iv = Interval(1.0, 0.9, 1.1)
+        ratio = {"faster": Interval(1.5, 1.4, 1.6), "slower": Interval(1 / 1.03, 0.96, 0.98),
+                 "no measurable difference": Interval(1.0, 0.98, 1.02)}[verdict]
+        fixed.ab = ABTiming(iv, iv, ratio, verdict, 10, 10, 1, "inductor")
+    fix = Fix(rule="BS002", fix_id="torch_where", kind="source", title="t",
+              category="data_dependent_branch", before=_metrics(3, 3.0))
+    judge(fix, fixed, dynamic=False)
+    assert fix.status == status and fix.verified == (status == "verified")
+    if status == "slower":
+        assert fix.reason == "removes the break · 1.03× slower: no gain"
+    if status in ("no effect", "makes it worse"):
+        assert fix.reason.startswith(f"{status}: graphs 3 -> {after[0]}")
+
+
+def test_untried_fixes_read_not_tried_in_every_report():
+    from breakscan.report.html import to_html
+    from breakscan.report.terminal import console, render
+    from breakscan.result import ModelRun
+
+    result = scan(f"{SAMPLES / 'tensor_branch.py'}:TensorIf", input_shapes=["8,16"])
+    result.fixes = [Fix(rule="BS002", fix_id="torch_where", kind="source", title="t",
+                        category="data_dependent_branch", reason="refused: x")]
+    assert result.to_dict()["fixes"][0]["status"] == "not tried"
+    import io
+
+    out = console(file=io.StringIO(), width=100)
+    render(result, out)
+    assert "NOT TRIED  BS002 torch_where" in out.file.getvalue()
+    assert "NOT TRIED" in to_html([ModelRun(target="t", result=result)])
+
+
+# -- 2. origins through module state ---------------------------------------------------------------
+
+def test_constants_in_tensors_plan_a_patch_and_a_rewrite():
+    target = f"{SAMPLES / 'tensor_constant.py'}:ConstantInTensor"
+    result = scan(target, input_shapes=["8,16"])
+    (brk,) = result.breaks
+    assert [(c.attr, c.kind, c.value) for c in brk.constants] == [
+        ("pad", "buffer", 2), ("stride", "buffer", 2)]
+    assert "A constant kept in a tensor: self.pad, self.stride of ConstantInTensor" in \
+        brk.suggestion
+    plans = {p.fix.fix_id: p for p in plan_fixes(target, result)}
+    assert plans["python_constants"].constants == {"ConstantInTensor": ["pad", "stride"]}
+    assert "for name in ('pad', 'stride'):" in plans["python_constants"].fix.setting
+    diff = plans["constant_source"].fix.diff
+    assert "+        self.pad = pad" in diff and "+        self.stride = stride" in diff
+
+
+def test_constants_fix_verified_in_its_own_process(tmp_path):
+    shutil.copy(SAMPLES / "tensor_constant.py", tmp_path / "tensor_constant.py")
+    target = f"{tmp_path / 'tensor_constant.py'}:ConstantInTensor"
+    options = ScanOptions(input_shapes=("8,16",))
+    result = scan(target, options)
+    fixes = {f.fix_id: f for f in verify_fixes(
+        target, options.but(timing=options.timing), result, Limits(timeout=300))}
+    for fix_id in ("python_constants", "constant_source"):
+        fix = fixes[fix_id]
+        assert fix.status in ("verified", "slower"), fix.reason  # the A/B decides which
+        assert (fix.before.breaks, fix.after.breaks) == (1, 0) and fix.outputs_match
+        assert fix.after.eager_gaps_per_call == 0 < fix.before.eager_gaps_per_call
+
+
+# -- 4. categories that name the real thing --------------------------------------------------------
+
+def test_two_breaks_on_one_line_are_two_entries():
+    result = scan(f"{CASES}:TwoOnOneLine", input_shapes=["4,16"])
+    assert [(b.category, b.gb_id) for b in result.breaks] == [("item", "GB0124"),
+                                                            ("tolist_numpy", "GB0109")]
+    assert len({b.line for b in result.breaks}) == 1
+
+
+def test_a_disabled_call_names_the_function_and_its_line():
+    result = scan(f"{SAMPLES / 'disabled_call.py'}:CallsDisabled", input_shapes=["8,16"])
+    (brk,) = result.breaks
+    line = locate("@torch.compiler.disable", SAMPLES / "disabled_call.py")[1]
+    assert brk.suggestion == (f"`rescale()` (disabled_call.py:{line}) is decorated with "
+                              "`torch.compiler.disable`: it runs eagerly by design. Narrow the "
+                              "decorator to the part that cannot be traced, or remove it.")
+    assert "graph_break()" not in brk.suggestion
+
+
+def test_warnings_warn_tries_the_logging_settings_and_the_guard():
+    target = f"{SAMPLES / 'warning_call.py'}:WarnInForward"
+    result = scan(target, input_shapes=["8,16"])
+    plans = {p.fix.fix_id: p for p in plan_fixes(target, result)}
+    assert set(plans) == {"reorderable_logging_functions", "ignore_logging_functions",
+                          "print_guard"}
+    import warnings
+
+    config = resolved_config(plans["reorderable_logging_functions"].config)
+    assert warnings.warn in config["reorderable_logging_functions"]
+    assert "if not torch.compiler.is_compiling():" in plans["print_guard"].fix.diff
+
+
+def test_deepcopy_is_rewritten_to_clone():
+    target = f"{SAMPLES / 'tensor_deepcopy.py'}:DeepCopyInForward"
+    result = scan(target, input_shapes=["8,16"])
+    (plan,) = [p for p in plan_fixes(target, result) if p.fix.fix_id == "clone"]
+    assert "-        snapshot = copy.deepcopy(h)\n+        snapshot = h.clone()" in plan.fix.diff
+
+
+# -- 5. switches on the path to a break -------------------------------------------------------------
+
+def test_the_path_search_finds_the_layerdrop_switch():
+    result = scan(f"{CASES}:LayerDrop", input_shapes=["4,16"], train=True)
+    (switch,) = search(result.breaks)
+    assert (switch.attr, switch.value, switch.on_config, switch.classes) == (
+        "layerdrop", 0.0, False, ["Block"])
+    assert switch.training_semantics
+    line = locate("if self.training and self.layerdrop > 0.0:", CASES)[1]
+    assert switch.tests == [f"{CASES}:{line} `self.training and self.layerdrop > 0.0`"]
+    (plan,) = [p for p in plan_fixes(f"{CASES}:LayerDrop", result) if p.fix.kind == "switch"]
+    assert plan.fix.fix_id == "switch:layerdrop=0.0"
+    assert "(changes training semantics)" in plan.fix.title
+
+
+# -- 6. source shown literally ----------------------------------------------------------------------
+
+def test_markup_in_source_reasons_file_names_and_output_is_shown_literally(tmp_path):
+    odd = tmp_path / "odd[bold]name.py"
+    shutil.copy(CASES, odd)
+    proc = run_cli(f"{odd}:Markup", "-s", "4,16", "-v", env={"COLUMNS": "240"}, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "pos = h[h > 0]" in out  # the action table and the panel
+    assert '[bold red]alert[/bold red] [/] :smile:' in out  # the source and the output
+    assert "odd[bold]name.py" in out
+    assert "😄" not in out

@@ -700,10 +700,10 @@ def discrepancies(summary: Summary, explain: ExplainCounts, breaks: list[RootBre
                 why.append(f"{loc} is invisible to explain (a break before the first tensor op "
                            "leaves no graph to end)")
             elif b.explain_reasons > 1 or b.records > 1:
-                frames = " -> ".join(f"{f.function}() at {os.path.basename(f.file)}:{f.line}"
+                chain = " -> ".join(f"{f.function}() at {os.path.basename(f.file)}:{f.line}"
                                     for f in b.call_chain) or b.function
                 why.append(f"{loc} cuts {_plural(max(b.records, b.explain_reasons), 'frame')} "
-                           f"({frames}): each enclosing frame adds graphs")
+                           f"({chain}): each enclosing frame adds graphs")
             elif not b.resume_functions:
                 why.append(f"{loc} is a trailing break: the rest of the frame runs eagerly, so "
                            "no graph follows it")
@@ -778,10 +778,10 @@ def _recount(result: Any) -> None:
                                          result.graphs, result.frames)
 
 
-# A graph input Dynamo names after a module's state: "l_self_modules_conv_buffers_stride_".
-_STATE_INPUT = re.compile(r"\b[Ll]_self_\w*?(?:_(?P<kind>buffers|parameters)_)?(?P<attr>[A-Za-z0-9]\w*?)"
-                          r"_(?=[:)\s])")
+# Graph inputs Dynamo names after a module's state ("l_self_modules_conv_buffers_stride_"),
+# and the attribute a buffer's or parameter's name ends with.
 _GRAPH_INPUT = re.compile(r"^\s*(?P<name>\w+): graph input", re.MULTILINE)
+_STATE_ATTR = re.compile(r"_(?:buffers|parameters)_(?P<attr>\w+?)_$")
 CONSTANT_CAUSES = ("item", "data_dependent_branch", "dynamic_shape_op")
 
 
@@ -813,9 +813,9 @@ def _constants_behind(brk: RootBreak, constants: list[ModuleConstant]) -> list[M
     if brk.root_category not in CONSTANT_CAUSES or not constants:
         return []
     inputs = [m.group("name") for m in _GRAPH_INPUT.finditer(brk.explanation or "")]
-    named = {m.group("attr") for n in inputs for m in [_STATE_INPUT.match(n + ":")] if m}
-    if inputs and len(named) < len(inputs):
+    if any(not name.lower().startswith("l_self_") for name in inputs):
         return []  # the tested value also comes from the inputs or earlier results
+    named = {m.group("attr") for name in inputs for m in [_STATE_ATTR.search(name)] if m}
     found = []
     lines = [(f.file, f.line, _source(f.file, f.line, f.code)) for f in _evidence(brk)]
     for const in constants:

@@ -87,6 +87,10 @@ def scan_loaded(loaded: LoadedTarget, options: ScanOptions = ScanOptions(), *,
         if runtime.failure is not None:  # eager ran, the compiled call raised
             apply_compile_error(result, runtime.failure)
         apply_runtime(result, runtime)
+        if result.compile_error is not None and (shape_sets or timing):
+            result.notes.append("recompiles and timings not measured: torch.compile fails on "
+                                "the model (see the compile error)")
+            shape_sets = timing = None
         if shape_sets:
             progress("recompiles", result)
             result.recompiles = check_recompiles(

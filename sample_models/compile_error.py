@@ -20,7 +20,7 @@ class CompileFails(nn.Module):
     def __init__(self, width: int = 16):
         super().__init__()
         self.fc = nn.Linear(width, width)
-        self.register_buffer("picked", torch.tensor([[0, 1], [2, 3], [5, 7]]), persistent=False)
+        self.register_buffer("picked", torch.tensor([[0, 1], [1, 3], [0, 7]]), persistent=False)
 
     def forward(self, x):
         h = self.fc(x)
@@ -43,7 +43,7 @@ class CompileFixed(nn.Module):
     def __init__(self, width: int = 16):
         super().__init__()
         self.fc = nn.Linear(width, width)
-        self.register_buffer("picked", torch.tensor([[0, 1], [2, 3], [5, 7]]), persistent=False)
+        self.register_buffer("picked", torch.tensor([[0, 1], [1, 3], [0, 7]]), persistent=False)
 
     def forward(self, x):
         h = self.fc(x)

@@ -185,6 +185,17 @@ def test_warnings_warn_tries_the_logging_settings_and_the_guard():
     assert "if not torch.compiler.is_compiling():" in plans["print_guard"].fix.diff
 
 
+def test_an_inline_logger_is_a_logging_call_with_the_guard_fix():
+    target = f"{SAMPLES / 'logging_call.py'}:InlineLogger"
+    result = scan(target, input_shapes=["8,16"])
+    (brk,) = result.breaks
+    assert (brk.category, brk.gb_id) == ("print", "GB6215")
+    assert "torch.compiler.disable" not in brk.suggestion
+    (plan,) = [p for p in plan_fixes(target, result) if p.fix.fix_id == "print_guard"]
+    assert "+        if not torch.compiler.is_compiling():\n+            logging.getLogger(" \
+        in plan.fix.diff
+
+
 def test_deepcopy_is_rewritten_to_clone():
     target = f"{SAMPLES / 'tensor_deepcopy.py'}:DeepCopyInForward"
     result = scan(target, input_shapes=["8,16"])

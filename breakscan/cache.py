@@ -7,6 +7,12 @@ the model's frames, graphs and breaks came from (the target's own file included)
 only while each of those files still has the same content: editing a model, or a helper its
 forward calls, rescans it. Entries live in ``.breakscan_cache/`` (with a ``.gitignore`` inside)
 and are written atomically, so concurrent runs never read half an entry. Imports no torch.
+
+A cache can be restored from another branch or written by someone else: an entry is JSON data
+(``jsondata``), never a pickle, and it is used only when it is exactly what this version writes
+for this key: its format version, key and target match, it names every file its result came
+from (the target's own file among them) with a content hash, and each hash still matches.
+Anything else, a flipped byte included, is a miss, never an error.
 """
 
 from __future__ import annotations
@@ -14,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import pickle
 import platform
 import tempfile
 from dataclasses import dataclass
@@ -27,6 +32,7 @@ from .options import ScanOptions, parse_target
 from .result import ScanResult
 
 CACHE_DIR = ".breakscan_cache"
+ENTRY_VERSION = 2  # 1 was a pickle: never read
 
 
 def _torch_version() -> str:
@@ -87,33 +93,52 @@ class ResultCache:
                               .encode()).hexdigest()[:32]
 
     def get(self, target: str, options: ScanOptions) -> ScanResult | None:
-        """The stored result, when every file it came from is unchanged; else None."""
-        path = self.folder / f"{self.key(target, options)}.pkl"
+        """The stored result, when the entry is valid and every file it came from is
+        unchanged; else None."""
+        from .jsondata import DataError, loads
+
+        key = self.key(target, options)
         try:
-            with open(path, "rb") as handle:
-                entry = pickle.load(handle)
-        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError):
+            with open(self.folder / f"{key}.json", "rb") as handle:
+                entry = loads(handle.read())
+        except (OSError, DataError):
             return None
-        if not isinstance(entry, dict) or any(_digest(f) != digest
-                                              for f, digest in entry["files"].items()):
+        if not isinstance(entry, dict) or entry.get("version") != ENTRY_VERSION or \
+                entry.get("key") != key or entry.get("target") != target:
             return None
-        return entry["result"]
+        result, files = entry.get("result"), entry.get("files")
+        if not isinstance(result, ScanResult) or not isinstance(files, dict) or result.partial:
+            return None
+        try:
+            needed = source_files(target, result)
+        except Exception:  # a result whose records do not hold together
+            return None
+        if not needed or set(files) != needed or any(
+                not isinstance(d, str) or _digest(f) != d for f, d in files.items()):
+            return None
+        return result
 
     def put(self, target: str, options: ScanOptions, result: ScanResult) -> None:
         """Store a finished scan (never a partial one); a cache that cannot be written is
         skipped silently: it only saves time."""
+        from .jsondata import dumps
+
         if result.partial:
             return
         files = {f: _digest(f) for f in sorted(source_files(target, result))}
-        entry = {"files": files, "result": result}
+        if not files or None in files.values():
+            return  # a result with no readable file behind it can never be checked again
+        key = self.key(target, options)
+        entry = {"version": ENTRY_VERSION, "key": key, "target": target, "files": files,
+                 "result": result}
         try:
             self.folder.mkdir(exist_ok=True)
             ignore = self.folder / ".gitignore"
             if not ignore.exists():
                 ignore.write_text("# breakscan's result cache (breakscan check)\n*\n")
             fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
-            with os.fdopen(fd, "wb") as handle:
-                pickle.dump(entry, handle)
-            os.replace(tmp, self.folder / f"{self.key(target, options)}.pkl")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(dumps(entry))
+            os.replace(tmp, self.folder / f"{key}.json")
         except OSError:
             pass

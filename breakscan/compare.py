@@ -29,11 +29,16 @@ def compare_targets(a: str, b: str, options: ScanOptions, limits: Limits = Limit
         return Comparison(run_a, run_b, weights_shared=False, outputs=None,
                           note="outputs not compared: a scan did not finish")
     outputs = run_isolated(OUTPUTS_JOB, {"a": a, "b": b, "options": options.to_dict()},
-                           target=a, limits=limits)
+                           target=a, limits=limits, returns=list)
     if outputs.error:
         return Comparison(run_a, run_b, weights_shared=False, outputs=None,
                           note=f"outputs not compared: {outputs.error}")
-    shared, correctness, note, ab = outputs.result
+    found = outputs.result
+    if len(found) != 4 or not isinstance(found[0], bool) or not isinstance(
+            found[1], (Correctness, type(None))) or not isinstance(found[3], (ABTiming, type(None))):
+        return Comparison(run_a, run_b, weights_shared=False, outputs=None,
+                          note="outputs not compared: the check returned no result")
+    shared, correctness, note, ab = found
     return Comparison(run_a, run_b, weights_shared=shared, outputs=correctness, note=note, ab=ab)
 
 

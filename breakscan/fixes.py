@@ -26,7 +26,7 @@ from .files import write_atomic
 from .options import Limits, ScanOptions, TimingOptions
 from .frames import display_path
 from .sources import module_file, source_tree
-from .result import ABTiming, Correctness, Fix, FixMetrics, ScanResult, whole
+from .result import Fix, FixedScan, FixMetrics, ScanResult, whole
 from .rules import FIXES, fixes_for, rule_for_fix, rule_id
 
 # fix id -> (break category, the setting as users write it, the torch._dynamo.config patch)
@@ -103,17 +103,6 @@ class FixPlan:
         return {"kind": self.fix.kind, "fix_id": self.fix.fix_id, "file": self.fix.file,
                 "config": self.config, "dynamic": self.dynamic, "new_source": self.new_source,
                 "switch": self.switch, "constants": self.constants, "before": before}
-
-
-@dataclass
-class FixedScan:
-    """What the child found with the fix applied."""
-
-    result: ScanResult
-    same_outputs: Correctness  # fixed model (eager) vs the original model (eager)
-    compiled_outputs: Correctness | None = None  # fixed model compiled vs its eager outputs
-    compile_error: str | None = None  # the fixed (or original) model did not compile
-    ab: ABTiming | None = None  # original vs fixed in this process (only with a real gain)
 
 
 def metrics(result: ScanResult, *, dynamic: bool = False) -> FixMetrics:
@@ -555,7 +544,8 @@ def verify_fixes(target: str, options: ScanOptions, result: ScanResult, limits: 
                 else None
             run = run_isolated(FIX_JOB, {"target": target, "options": options.to_dict(),
                                          "fix": plan.request()},
-                               target=target, limits=limits, on_stage=stage)
+                               target=target, limits=limits, on_stage=stage,
+                               returns=FixedScan)
             if run.interrupted:
                 fix.reason = f"verification {run.error}"
                 fixes.append(fix)

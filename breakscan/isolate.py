@@ -10,8 +10,10 @@ calls as ``job(request, on_stage, on_progress)``.
 - the child starts clean (no Dynamo caches or config changes from an earlier scan) in its own
   session, so a timeout kills it *and* inductor's compiler children;
 - before each stage (load, eager run, explain, recompiles, compile, timing) it appends the
-  stage to ``events.jsonl`` and pickles the result found so far; the parent turns a hang, crash
-  or exception into a one-line error naming the stage, plus that partial result;
+  stage to ``events.jsonl`` and writes the result found so far as JSON data
+  (``jsondata``: the parent parses it, never unpickles it: the model runs in the child, so the
+  child's files are untrusted); the parent turns a hang, crash or exception into a one-line
+  error naming the stage, plus that partial result;
 - ``faulthandler`` in the child dumps the Python stack on a crash, or on SIGUSR1 just before a
   timeout kill, so the error can also name the user's line that was running.
 """
@@ -20,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 import signal
 import subprocess
 import sys
@@ -40,6 +41,7 @@ _DUMP_GRACE_S = 0.5  # before the deadline, the child is asked to print its stac
 _PROGRESS_EVERY_S = 0.25  # the live line reads progress events this often, at most
 _SNAPSHOT_GRACE_S = 10.0  # how long a stopped job may take to save what it has
 _THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")  # what torch's thread pools read
+MAX_RESULT_BYTES = 512 * 1024 * 1024  # a child's result beyond this is not read
 
 
 class Cancel(threading.Event):
@@ -52,9 +54,13 @@ class Cancel(threading.Event):
 def run_isolated(job: str, request: dict[str, Any], *, target: str,
                  limits: Limits = Limits(),
                  on_stage: Callable[[str], None] | None = None,
-                 inherit_stdio: bool = False, cancel: Cancel | None = None) -> ModelRun:
+                 inherit_stdio: bool = False, cancel: Cancel | None = None,
+                 returns: type | None = ScanResult) -> ModelRun:
     """Run ``job`` (``module:function``) on ``request`` in a child process; never raises for
     anything the model does.
+
+    ``returns`` is the kind of result the job makes: what the child wrote is parsed as data
+    and used only when it is one (``None``: any result record).
 
     ``request`` is plain JSON for the job; ``target`` labels the run. ``limits.timeout``
     (seconds, None for none) bounds the whole job, ``limits.memory_limit_mb`` its memory. The
@@ -100,7 +106,7 @@ def run_isolated(job: str, request: dict[str, Any], *, target: str,
                 _kill_group(child)  # the whole group: inductor's compile workers outlive a child
         return _outcome(target, work, child.returncode, timed_out=timed_out,
                         timeout=timeout, seconds=time.monotonic() - started,
-                        interrupted=interrupted)
+                        interrupted=interrupted, returns=returns)
 
 
 def _wait(child: subprocess.Popen, work: Path, timeout: float | None,
@@ -183,11 +189,14 @@ def _read_events(work: Path) -> list[dict[str, Any]]:
     return events
 
 
-def _read_partial(work: Path) -> ScanResult | None:
+def _read_partial(work: Path) -> Any:
+    """The result the child saved, parsed as data (anything unreadable: none)."""
+    from .jsondata import DataError, loads
+
     try:
-        with open(work / "result.pkl", "rb") as fh:
-            return pickle.load(fh)
-    except (OSError, EOFError, pickle.UnpicklingError):
+        with open(work / "result.json", "rb") as fh:
+            return loads(fh.read(MAX_RESULT_BYTES + 1))
+    except (OSError, DataError):
         return None
 
 
@@ -206,7 +215,8 @@ def _signal_name(number: int) -> str:
 
 
 def _outcome(target: str, work: Path, returncode: int, *, timed_out: bool,
-             timeout: float | None, seconds: float, interrupted: int | None = None) -> ModelRun:
+             timeout: float | None, seconds: float, interrupted: int | None = None,
+             returns: type | None = None) -> ModelRun:
     events = _read_events(work)
     stage = next((e["stage"] for e in reversed(events) if "stage" in e), "start-up")
     final = next((e for e in reversed(events) if "done" in e or "error" in e), None)
@@ -215,9 +225,15 @@ def _outcome(target: str, work: Path, returncode: int, *, timed_out: bool,
     tail = "\n".join(stderr.strip().splitlines()[-40:])
     if final is not None and "done" in final and not timed_out and interrupted is None:
         result = _read_partial(work)
-        if result is not None:
+        if result is not None and (returns is None or isinstance(result, returns)):
             return ModelRun(target=target, result=result)
+        if result is not None:  # data of the wrong kind: not trusted, not used
+            return ModelRun(target=target, result=None, exit_code=EXIT_MODEL_FAILED,
+                            stage=stage, error=f"the scan process returned a "
+                            f"{type(result).__name__}, not a result (during {stage})")
     partial = _read_partial(work)
+    if not isinstance(partial, ScanResult):
+        partial = None
     if interrupted is not None:
         message = f"interrupted ({INTERRUPT_CODES.get(interrupted, interrupted)}) during {stage}"
         code, detail = 128 + interrupted, tail
@@ -263,10 +279,12 @@ class _Reporter:
         os.fsync(self.events.fileno())
 
     def save(self, result: Any) -> None:
-        tmp = self.work / "result.pkl.tmp"
-        with open(tmp, "wb") as fh:
-            pickle.dump(result, fh)
-        os.replace(tmp, self.work / "result.pkl")
+        from .jsondata import dumps
+
+        tmp = self.work / "result.json.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(dumps(result))
+        os.replace(tmp, self.work / "result.json")
 
     def stage(self, name: str, result: ScanResult | None) -> None:
         if result is not None:

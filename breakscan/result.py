@@ -452,6 +452,17 @@ class Fix:
 
 
 @dataclass
+class FixedScan:
+    """What a fix's verifying child found with the fix applied."""
+
+    result: ScanResult
+    same_outputs: Correctness  # fixed model (eager) vs the original model (eager)
+    compiled_outputs: Correctness | None = None  # fixed model compiled vs its eager outputs
+    compile_error: str | None = None  # the fixed (or original) model did not compile
+    ab: ABTiming | None = None  # original vs fixed in this process (only with a real gain)
+
+
+@dataclass
 class Check:
     """One CI gate check: ``actual`` must be <= ``limit``."""
 

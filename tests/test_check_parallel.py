@@ -112,7 +112,7 @@ def test_concurrent_checks_share_the_cache_safely(tmp_path):
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, out + err
     entries = sorted(p.name for p in (folder / ".breakscan_cache").iterdir())
-    assert len([e for e in entries if e.endswith(".pkl")]) == 2
+    assert len([e for e in entries if e.endswith(".json")]) == 2
     assert not [e for e in entries if e.endswith(".tmp")]  # every write was atomic
     _, doc = _check(folder, "-j", "2")
     assert [m["cached"] for m in doc["models"]] == [True, True]

@@ -10,8 +10,9 @@ and are written atomically, so concurrent runs never read half an entry. Imports
 
 A cache can be restored from another branch or written by someone else: an entry is JSON data
 (``jsondata``), never a pickle, and it is used only when it is exactly what this version writes
-for this key: its format version, key and target match, it names every file its result came
-from (the target's own file among them) with a content hash, and each hash still matches.
+for this key: its format version, key and target match, its result's checksum matches, it
+names every file its result came from (the target's own file among them) with a content hash,
+and each hash still matches.
 Anything else, a flipped byte included, is a miss, never an error.
 """
 
@@ -73,6 +74,13 @@ def source_files(target: str, result: ScanResult) -> set[str]:
     return {os.path.realpath(f) for f in files if f and is_user_file(f)}
 
 
+def _checksum(result: ScanResult) -> str:
+    """The result's content hash: a byte flipped anywhere in an entry makes it a miss."""
+    from .jsondata import dumps
+
+    return hashlib.sha256(dumps(result).encode()).hexdigest()
+
+
 @dataclass
 class ResultCache:
     """``.breakscan_cache/`` under ``root`` (the folder of the config that lists the targets)."""
@@ -107,7 +115,8 @@ class ResultCache:
                 entry.get("key") != key or entry.get("target") != target:
             return None
         result, files = entry.get("result"), entry.get("files")
-        if not isinstance(result, ScanResult) or not isinstance(files, dict) or result.partial:
+        if not isinstance(result, ScanResult) or not isinstance(files, dict) or result.partial \
+                or entry.get("checksum") != _checksum(result):
             return None
         try:
             needed = source_files(target, result)
@@ -130,7 +139,7 @@ class ResultCache:
             return  # a result with no readable file behind it can never be checked again
         key = self.key(target, options)
         entry = {"version": ENTRY_VERSION, "key": key, "target": target, "files": files,
-                 "result": result}
+                 "checksum": _checksum(result), "result": result}
         try:
             self.folder.mkdir(exist_ok=True)
             ignore = self.folder / ".gitignore"

@@ -185,8 +185,11 @@ def scan(
     from .options import Limits, ScanOptions, TimingOptions, gate_options
     from .runner import run_model
 
+    from .files import refuse_over_sources
+
     try:
         _check_output(output, output_format)
+        refuse_over_sources(_outputs(output, html, write_baseline), _target_sources(target))
         if write and not fix:
             raise UsageError("--write applies verified fixes: use it with --fix")
         gate = gate_options(max_breaks=max_breaks, max_graphs=max_graphs,
@@ -220,10 +223,44 @@ def scan(
     _end_one(run, debug)
 
 
+def _outputs(output: Optional[Path], html: Optional[Path] = None,
+             write_baseline: Optional[Path] = None) -> list[tuple[str, Optional[Path]]]:
+    return [("-o", output), ("--html", html), ("--write-baseline", write_baseline)]
+
+
+def _target_sources(*targets: str) -> list[str]:
+    """The files a target names (its own file; a module target's file), without importing."""
+    from .fixes import _target_file
+
+    found = []
+    for target in targets:
+        try:
+            file = _target_file(target)
+        except Exception:  # a malformed target fails later, with its own message
+            file = None
+        if file is not None:
+            found.append(str(file))
+    return found
+
+
+def _result_sources(runs) -> list[str]:
+    """Every user file the finished results came from."""
+    from .cache import source_files
+
+    found: list[str] = []
+    for run in runs:
+        if run.result is not None and not run.result.ranks and run.result.program is None:
+            found += sorted(source_files(run.target, run.result))
+    return found
+
+
 def _report_one(run, output_format: OutputFormat, output: Optional[Path], html: Optional[Path],
                 write_baseline: Optional[Path], *, quiet: bool, verbose: bool) -> None:
     """A single run's report (and baseline): what ``scan`` and ``run`` print and write."""
+    from .files import refuse_over_sources
     from .gate import write_baseline as save_baseline
+
+    refuse_over_sources(_outputs(output, html, write_baseline), _result_sources([run]))
 
     if write_baseline is not None and run.error is None:
         try:
@@ -378,6 +415,9 @@ def run(
                                  capture_only=capture_only, quiet=quiet, verbose=verbose)
         options.check()
         _check_output(output, output_format)
+        from .files import refuse_over_sources
+
+        refuse_over_sources(_outputs(output, html, write_baseline), [script or ""])
         label = " ".join(options.command)
         gate = gate_options(max_breaks=max_breaks, max_graphs=max_graphs,
                             max_recompiles=max_recompiles, max_graph_calls=max_graph_calls,
@@ -468,14 +508,23 @@ def check(
     from .result import overall_exit_code
     from .gate import write_baseline as save_baseline
 
+    from .files import refuse_over_sources
+
     try:
         _check_output(output, output_format)
         section = load_config(config)
+        listed = section.get("targets")
+        targets = [t.get("target") for t in (listed if isinstance(listed, list) else [])
+                   if isinstance(t, dict)]
+        refuse_over_sources(_outputs(output, html, write_baseline),
+                            [str(config), *_target_sources(*[t for t in targets
+                                                             if isinstance(t, str)])])
         cache = None if no_cache else ResultCache(config.resolve().parent)
         with live_status("check", enabled=not quiet and output_format is OutputFormat.terminal
                          and output is None) as on_stage:
             runs = run_config(section, config, overrides={"timeout": timeout},
                               on_stage=on_stage, jobs=jobs, cache=cache)
+        refuse_over_sources(_outputs(output, html, write_baseline), _result_sources(runs))
         if write_baseline is not None:
             save_baseline(write_baseline, [r.result for r in runs
                                            if r.result is not None and r.error is None])

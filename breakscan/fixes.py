@@ -13,6 +13,7 @@ the child runs.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -22,7 +23,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from .files import write_atomic
+from .files import content_hash, read_source, write_source_in_place
 from .options import Limits, ScanOptions, TimingOptions
 from .frames import display_path
 from .sources import module_file, source_tree
@@ -325,11 +326,12 @@ def _plan_source(plans: list[FixPlan], seen: set, fix_id: str, category: str, fi
             plans.append(FixPlan(fix, {}))
         return
     try:
-        source = Path(file).read_text(encoding="utf-8")
-    except OSError as exc:
-        fix.reason = f"refused: cannot read {file}: {exc.strerror}"
+        source, original = read_source(file)
+    except (OSError, UnicodeDecodeError) as exc:
+        fix.reason = f"refused: cannot read {file}: {getattr(exc, 'strerror', None) or exc}"
         plans.append(FixPlan(fix, {}))
         return
+    fix.source_sha256 = hashlib.sha256(original).hexdigest()
     from .rewrite import unified_diff
 
     rewrite = rewrite_for(fix_id, category, source, line, call)
@@ -368,11 +370,12 @@ def _plan_constants(plans: list[FixPlan], brk: Any, target_file: Path | None,
             continue
         from .rewrite import propose_constants, unified_diff
 
-        source = Path(file).read_text(encoding="utf-8")
+        source, original = read_source(file)
         rewrite = propose_constants(source, sorted(set(lines)))
         fix = Fix(rule="BS012", fix_id="constant_source", kind="source", title=rewrite.title,
                   category="tensor_constant", file=file, line=min(lines), before=before,
-                  call=",".join(map(str, sorted(set(lines)))))
+                  call=",".join(map(str, sorted(set(lines)))),
+                  source_sha256=hashlib.sha256(original).hexdigest())
         if rewrite.new_source is None:
             fix.reason = f"refused: {rewrite.refused}"
             plans.append(FixPlan(fix, {}))
@@ -576,18 +579,32 @@ def write_fixes(fixes: list[Fix]) -> list[str]:
     for fix in fixes:
         if fix.kind == "source" and fix.verified and fix.file:
             by_file.setdefault(fix.file, []).append(fix)
+    from .errors import UsageError
+
     written = []
     for file, file_fixes in by_file.items():
         path = Path(file)
-        source = path.read_text(encoding="utf-8")
+        if any(f.source_sha256 and content_hash(path) != f.source_sha256 for f in file_fixes):
+            raise UsageError(f"refusing to write {display_path(file)}: it changed since the "
+                             "scan verified the fix; run --fix again")
+        if not path.stat().st_mode & 0o222 or not os.access(path, os.W_OK):  # root too
+            raise UsageError(f"refusing to write {display_path(file)}: the file is read-only")
+        try:
+            source, original = read_source(path)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read {display_path(file)}: {exc}") from None
         for fix in sorted(file_fixes, key=lambda f: f.line or 0, reverse=True):
             rewrite = rewrite_for(fix.fix_id, fix.category, source, fix.line or 0, fix.call)
             if rewrite.new_source is not None:
                 source = rewrite.new_source
                 fix.written = True
         backup = _free_name(path.with_name(path.name + ".breakscan.bak"))
-        shutil.copy2(path, backup)
-        write_atomic(path, source)
+        try:
+            shutil.copy2(path, backup)
+            write_source_in_place(path, source, original)
+        except OSError as exc:
+            raise UsageError(f"cannot write {display_path(file)} or its backup: "
+                             f"{exc.strerror or exc}") from None
         for fix in file_fixes:
             fix.backup = str(backup) if fix.written else None
         written.append(file)

@@ -216,7 +216,7 @@ def _signal_name(number: int) -> str:
 
 def _outcome(target: str, work: Path, returncode: int, *, timed_out: bool,
              timeout: float | None, seconds: float, interrupted: int | None = None,
-             returns: type | None = None) -> ModelRun:
+             returns: type | None = ScanResult) -> ModelRun:
     events = _read_events(work)
     stage = next((e["stage"] for e in reversed(events) if "stage" in e), "start-up")
     final = next((e for e in reversed(events) if "done" in e or "error" in e), None)

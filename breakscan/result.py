@@ -444,6 +444,7 @@ class Fix:
     call: str | None = None  # disable_call: the library function whose call is wrapped
     written: bool = False  # applied to the user's file (--fix --write)
     backup: str | None = None  # where the original was saved when written
+    source_sha256: str | None = None  # a source fix: the file's content when it was planned
     ab: ABTiming | None = None  # verified fixes: original vs fixed, timed in one process
 
     def __post_init__(self) -> None:

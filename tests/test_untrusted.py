@@ -1,0 +1,230 @@
+"""Safe with untrusted input (issue 22): the cache, child results and the user's own files.
+
+What breakscan reads back (a restored cache, the isolated child's result) is parsed as data,
+never unpickled; a report never replaces a file the scan reads; ``--fix --write`` keeps the
+user's file as it was apart from the rewritten lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import shutil
+import stat
+import textwrap
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from breakscan import scan
+from breakscan.cache import ResultCache
+from breakscan.errors import UsageError
+from breakscan.fixes import write_fixes
+from breakscan.jsondata import DataError, dumps, loads
+from breakscan.options import ScanOptions
+from breakscan.result import Fix
+
+from conftest import SAMPLES, run_cli
+
+TARGET = "tensor_branch.py:TensorIf"
+
+
+class _Payload:
+    """Unpickling this creates the file named in ``path``: proof that code ran."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def _project(tmp_path):
+    shutil.copy(SAMPLES / "tensor_branch.py", tmp_path / "tensor_branch.py")
+    (tmp_path / "pyproject.toml").write_text(textwrap.dedent(f"""
+        [tool.breakscan]
+        [[tool.breakscan.targets]]
+        target = "{TARGET}"
+        input-shape = ["8,16"]
+        max-breaks = 0
+    """))
+    return tmp_path
+
+
+# -- 1. no code runs from data ------------------------------------------------------------------
+
+def test_a_crafted_cache_never_runs_code_nor_passes_the_gate(tmp_path):
+    folder = _project(tmp_path)
+    first = run_cli("check", "-f", "json", cwd=folder)
+    assert first.returncode == 1  # TensorIf breaks: max-breaks 0 fails
+    cache = folder / ".breakscan_cache"
+    (entry,) = cache.glob("*.json")
+    marker = tmp_path / "code-ran"
+    # An old-style pickle entry under the same key, and a forged JSON entry: no file hashes,
+    # no breaks (as a cache restored from another branch could hold).
+    (cache / entry.name.replace(".json", ".pkl")).write_bytes(pickle.dumps(_Payload(str(marker))))
+    doc = json.loads(entry.read_text())
+    doc["__dict__"] = [[k, {} if k == "files" else v] for k, v in doc["__dict__"]]
+    entry.write_text(json.dumps(doc))
+    again = run_cli("check", "-f", "json", cwd=folder)
+    assert not marker.exists()
+    assert again.returncode == 1, again.stdout  # rescanned: the break is still there
+    (model,) = json.loads(again.stdout)["models"]
+    assert model["cached"] is False and model["result"]["summary"]["graph_break_count"] == 1
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory):
+    """A real cache entry of a real scan, and the cache it lives in."""
+    folder = tmp_path_factory.mktemp("cache")
+    shutil.copy(SAMPLES / "tensor_branch.py", folder / "tensor_branch.py")
+    target = f"{folder / 'tensor_branch.py'}:TensorIf"
+    options = ScanOptions(input_shapes=("8,16",))
+    cache = ResultCache(folder)
+    result = scan(target, options)
+    cache.put(target, options, result)
+    (entry,) = cache.folder.glob("*.json")
+    return cache, target, options, entry, entry.read_bytes(), result
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_mutated_cache_entry_is_a_miss_or_the_same_result(stored, data):
+    cache, target, options, entry, original, result = stored
+    flips = data.draw(st.lists(st.tuples(st.integers(0, len(original) - 1),
+                                         st.integers(0, 255)), min_size=1, max_size=4))
+    mutated = bytearray(original)
+    for at, byte in flips:
+        mutated[at] = byte
+    cut = data.draw(st.sampled_from([len(mutated), len(mutated) // 2, 0]))
+    entry.write_bytes(bytes(mutated[:cut]))
+    try:
+        got = cache.get(target, options)  # never raises
+        assert got is None or got == result
+    finally:
+        entry.write_bytes(original)
+    assert cache.get(target, options) == result
+
+
+def test_the_data_format_builds_only_result_records():
+    for text in ('{"__dataclass__": "os.system", "fields": {}}',
+                 '{"__dataclass__": "Frame", "fields": {"file": "a", "line": 1, "x": 2}}',
+                 '{"__dataclass__": "Frame", "fields": {"file": "a"}}',
+                 '{"py/object": "subprocess.Popen"}', "[" * 100_000, "1" * 5000, "\x80abc"):
+        with pytest.raises(DataError):
+            loads(text)
+    frame = loads('{"__dataclass__": "Frame", "fields": {"file": "a", "line": 1, '
+                  '"function": "f"}}')
+    assert (frame.file, frame.line, frame.function) == ("a", 1, "f")
+    assert loads(dumps({"k": [1.5, float("inf"), None]})) == {"k": [1.5, float("inf"), None]}
+
+
+def test_the_parent_parses_the_childs_result_and_never_unpickles_it(tmp_path):
+    from breakscan.isolate import _outcome, _read_partial
+
+    marker = tmp_path / "code-ran"
+    (tmp_path / "result.pkl").write_bytes(pickle.dumps(_Payload(str(marker))))
+    (tmp_path / "result.json").write_bytes(pickle.dumps(_Payload(str(marker))))
+    assert _read_partial(tmp_path) is None and not marker.exists()
+    # A finished job whose result is data of another kind: refused with a one-line error.
+    (tmp_path / "result.json").write_text(dumps([1, 2]))
+    (tmp_path / "events.jsonl").write_text('{"stage": "explain"}\n{"done": true}\n')
+    (tmp_path / "stderr").write_text("")
+    run = _outcome("m.py:M", tmp_path, 0, timed_out=False, timeout=None, seconds=1.0)
+    assert run.result is None and run.exit_code == 3
+    assert run.error == "the scan process returned a list, not a result (during explain)"
+
+
+# -- 2. never destroy or corrupt a user file ------------------------------------------------------
+
+@pytest.mark.parametrize("flag", ["-o", "--html", "--write-baseline"])
+def test_a_report_never_replaces_the_models_own_file(tmp_path, flag):
+    model = tmp_path / "tensor_branch.py"
+    shutil.copy(SAMPLES / "tensor_branch.py", model)
+    before = model.read_bytes()
+    args = ["-f", "json"] if flag == "-o" else []
+    proc = run_cli(f"{model}:TensorIf", "-s", "8,16", *args, flag, str(model))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == (f"breakscan: error: refusing to write {flag} {model}: it is "
+                                   f"{model}, a file the scan reads; name another file")
+    assert model.read_bytes() == before
+
+
+def test_a_report_never_replaces_a_source_file_the_scan_loaded(tmp_path):
+    """nested_break.py imports its helper from nested_helpers.py: that file is read too."""
+    for name in ("nested_break.py", "nested_helpers.py"):
+        shutil.copy(SAMPLES / name, tmp_path / name)
+    helper = tmp_path / "nested_helpers.py"
+    before = helper.read_bytes()
+    proc = run_cli(f"{tmp_path / 'nested_break.py'}:NestedBreak", "-s", "8,16", "-f", "json",
+                   "-o", str(helper))
+    assert proc.returncode == 2 and "a file the scan reads" in proc.stderr
+    assert helper.read_bytes() == before
+
+
+def test_check_never_replaces_its_config(tmp_path):
+    folder = _project(tmp_path)
+    before = (folder / "pyproject.toml").read_bytes()
+    proc = run_cli("check", "-f", "json", "-o", "pyproject.toml", cwd=folder)
+    assert proc.returncode == 2 and "refusing to write -o pyproject.toml" in proc.stderr
+    assert (folder / "pyproject.toml").read_bytes() == before
+
+
+SOURCE = ('import torch\r\nfrom torch import nn\r\n\r\n\r\nclass M(nn.Module):\r\n'
+          '    def forward(self, x):\r\n        h = x * 2\r\n        print("h", h)\r\n'
+          '        return h\r\n')
+
+
+def _guard_fix(path, **extra) -> Fix:
+    return Fix(rule="BS003", fix_id="print_guard", kind="source", title="guard",
+               category="print", file=str(path), line=8, verified=True, **extra)
+
+
+def test_write_keeps_line_ends_bom_mode_and_hard_links(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_bytes(b"\xef\xbb\xbf" + SOURCE.encode())
+    os.chmod(path, 0o600)
+    link = tmp_path / "linked.py"
+    os.link(path, link)
+    (fix,) = [_guard_fix(path)]
+    write_fixes([fix])
+    data = path.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf") and b"\n" not in data.replace(b"\r\n", b"")
+    assert b"        if not torch.compiler.is_compiling():\r\n            print(\"h\", h)\r\n" \
+        in data
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and link.read_bytes() == data
+    assert fix.written and open(fix.backup, "rb").read() == b"\xef\xbb\xbf" + SOURCE.encode()
+
+
+def test_write_refuses_a_file_changed_since_the_scan_or_read_only(tmp_path):
+    import hashlib
+
+    path = tmp_path / "m.py"
+    path.write_text(SOURCE.replace("\r\n", "\n"))
+    planned = hashlib.sha256(path.read_bytes()).hexdigest()
+    path.write_text("# a line added after the scan\n" + SOURCE.replace("\r\n", "\n"))
+    with pytest.raises(UsageError, match="it changed since the scan verified the fix"):
+        write_fixes([_guard_fix(path, source_sha256=planned)])
+    assert not list(tmp_path.glob("*.bak"))
+    path.write_text(SOURCE.replace("\r\n", "\n"))
+    os.chmod(path, 0o444)  # refused by its mode, even for root
+    with pytest.raises(UsageError, match="the file is read-only"):
+        write_fixes([_guard_fix(path)])
+    assert path.read_text() == SOURCE.replace("\r\n", "\n")
+
+
+def test_write_into_a_read_only_folder_is_a_one_line_error(tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    path = folder / "m.py"
+    path.write_text(SOURCE.replace("\r\n", "\n"))
+    os.chmod(folder, 0o555)
+    try:
+        if os.access(folder, os.W_OK):
+            pytest.skip("running as a user who can write read-only folders (root)")
+        with pytest.raises(UsageError, match="cannot write .*m.py or its backup"):
+            write_fixes([_guard_fix(path)])
+    finally:
+        os.chmod(folder, 0o755)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import linecache
 import os
 import re
 import sys
@@ -20,8 +19,7 @@ from typing import Any
 from . import categories
 from .breaklog import RESUME_PREFIX, parse_break_message, split_reason
 from .frames import (acting_frame, is_torch_file, model_stack, module_ast, owner_of, parse_stack,
-                     provenance_frame,
-                     user_frame)
+                     provenance_frame, source_line, user_frame)
 from .result import (BreakRecord, CompiledFrame, CompileError, Discrepancy, ExplainCounts, Frame,
                      GraphInfo, LaterCall, ModuleConstant, RawCapture, RawFailure, RootBreak,
                      Summary)
@@ -31,7 +29,7 @@ OWNER_RANK = {"user": 0, "third_party": 1, "torch": 2}  # the user's own breaks 
 
 
 def _source(file: str, line: int, fallback: str = "") -> str:
-    text = linecache.getline(file, line).strip()
+    text = source_line(file, line).strip()
     return text or fallback
 
 
@@ -606,7 +604,7 @@ def _origin(item: RootBreak, records: dict[int, BreakRecord], roots: _Roots,
         if other is not item and other.file == item.file and span[0] <= other.line <= span[1]:
             return _origin(other, records, roots, depth + 1) or \
                 Frame(other.file, other.line, other.function, other.code)
-    assigned = " ".join(linecache.getline(item.file, n) for n in range(span[0], span[1] + 1))
+    assigned = " ".join(source_line(item.file, n) for n in range(span[0], span[1] + 1))
     for other in roots.items:  # a branch whose value was computed by that same assignment
         prov = records[id(other)].provenance if id(other) in records else []
         if other is not item and prov and (

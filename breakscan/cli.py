@@ -450,6 +450,10 @@ def trace(
     baseline: Optional[Path] = _BASELINE,
     write_baseline: Optional[Path] = typer.Option(None, help="Record this trace as the "
                                                   "baseline."),
+    source_root: Optional[List[Path]] = typer.Option(
+        None, "--source-root", help="Show source only for Python files under this folder "
+        "(repeatable; default: the working directory): a trace names files of someone else's "
+        "job."),
     output_format: OutputFormat = typer.Option(OutputFormat.terminal, "--format", "-f"),
     output: Optional[Path] = _OUTPUT,
     html: Optional[Path] = _HTML,
@@ -468,7 +472,7 @@ def trace(
 
     try:
         _check_output(output, output_format)
-        result = trace_report(folder)
+        result = trace_report(folder, [str(r) for r in source_root] if source_root else None)
         gate = gate_options(max_breaks=max_breaks, max_graphs=max_graphs,
                             max_recompiles=max_recompiles, fail_on=fail_on, fullgraph=fullgraph,
                             baseline=str(baseline) if baseline else None, target=result.target)

@@ -11,14 +11,18 @@ loading it), so the parent process and the reporters stay cheap.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import importlib.util
+import linecache
 import os
 import re
 import site
+import stat
 import sysconfig
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Iterator
 
 Owner = str  # "user" | "third_party" | "torch" (the JSON schema's values)
 
@@ -205,9 +209,58 @@ def _inside(path: str, root: str) -> str | None:
     return rel.replace(os.sep, "/")
 
 
+# Where source may be read from. None: any regular file (a scan reads the code it ran). A
+# trace names files someone else's job wrote: only Python files inside these folders.
+_SOURCE_ROOTS: ContextVar[tuple[str, ...] | None] = ContextVar("source_roots", default=None)
+MAX_SOURCE_BYTES = 16 * 1024 * 1024
+
+
+@contextlib.contextmanager
+def sources_within(roots: Iterable[str] | None) -> Iterator[None]:
+    """Read source only inside ``roots`` (Python files) while the block runs."""
+    token = _SOURCE_ROOTS.set(tuple(os.path.realpath(r) for r in roots)
+                              if roots is not None else None)
+    try:
+        yield
+    finally:
+        _SOURCE_ROOTS.reset(token)
+
+
+def source_allowed(path: str, roots: Iterable[str] | None = None) -> bool:
+    """May breakscan read ``path`` as source? A regular file (never a FIFO, a device or a
+    directory) of sane size, and with ``roots`` (or :func:`sources_within`) a ``.py`` file
+    inside one of them."""
+    if not path or path.startswith("<"):
+        return False
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SOURCE_BYTES:
+        return False
+    allowed = tuple(os.path.realpath(r) for r in roots) if roots is not None \
+        else _SOURCE_ROOTS.get()
+    if allowed is None:
+        return True
+    real = os.path.realpath(path)
+    return real.endswith(".py") and any(_inside(real, root) is not None for root in allowed)
+
+
+def source_lines(path: str, roots: Iterable[str] | None = None) -> list[str]:
+    """The lines of a source file breakscan may read (else none)."""
+    return linecache.getlines(path) if source_allowed(path, roots) else []
+
+
+def source_line(path: str, line: int, roots: Iterable[str] | None = None) -> str:
+    lines = source_lines(path, roots)
+    return lines[line - 1] if 0 < line <= len(lines) else ""
+
+
 def module_ast(file: str) -> ast.Module | None:
     """The parsed source of ``file`` (None when it cannot be read or parsed): for the few
     questions a log record does not answer (which block a line sits in, where a name was set)."""
+    if not source_allowed(file):
+        return None
     try:
         return _parsed(file, os.stat(file).st_mtime_ns)
     except OSError:

@@ -18,10 +18,11 @@ from pathlib import Path
 
 from .analyse import analyse, python_version
 from .errors import UsageError
+from .frames import display_path, sources_within
 from .impact import rank
 from .recompiles import program_recompiles
 from .result import FrameMetric, GraphInfo, RankSummary, RawCapture, ScanResult
-from .trace import RankTrace, read_rank, trace_files
+from .trace import MAX_RECORD_BYTES, RankTrace, read_rank, trace_files
 
 
 def _metric(row: dict) -> FrameMetric:
@@ -83,17 +84,26 @@ def _summary(trace: RankTrace, result: ScanResult) -> RankSummary:
                        records=trace.records, truncated=trace.truncated, other=dict(trace.other))
 
 
-def trace_report(folder: str | os.PathLike) -> ScanResult:
+def trace_report(folder: str | os.PathLike,
+                 source_roots: list[str] | None = None) -> ScanResult:
     """The report of a TORCH_TRACE folder (or one file): every rank's breaks, graphs and
-    recompiles, what differs between ranks, and a summary per rank."""
-    if not Path(folder).exists():
+    recompiles, what differs between ranks, and a summary per rank.
+
+    The files a trace names are someone else's: source is read (and shown) only for Python
+    files under ``source_roots`` (default: the working directory)."""
+    if not Path(folder).exists() and not Path(folder).is_symlink():
         raise UsageError(f"{folder}: no such file or folder")
-    files = trace_files(folder)
+    files, skipped = trace_files(folder)
     if not files:
-        raise UsageError(f"{folder} holds no trace file (*.log): run the job with "
+        what = f" (skipped: {', '.join(skipped)})" if skipped else ""
+        raise UsageError(f"{folder} holds no trace file (*.log){what}: run the job with "
                          "TORCH_TRACE=<folder> first")
+    roots = [os.path.abspath(r) for r in (source_roots or [os.getcwd()])]
     traces = [read_rank(path) for path in files]
-    results = [rank_result(trace) for trace in traces]
+    if not any(t.records for t in traces):
+        raise UsageError(f"no TORCH_TRACE records in {folder}")
+    with sources_within(roots):
+        results = [rank_result(trace) for trace in traces]
     merged = results[0]
     merged.target = f"trace {folder} ({len(traces)} rank{'' if len(traces) == 1 else 's'})"
     breaks = {(b.category, b.file, b.line): b for b in merged.breaks}
@@ -116,9 +126,21 @@ def trace_report(folder: str | os.PathLike) -> ScanResult:
     s.recompile_count = len(merged.recompiles.recompiles)
     merged.rank_differences = differences(merged, [t.rank for t in traces])
     for trace in traces:
+        who = f"rank {trace.rank}" if trace.rank is not None else os.path.basename(trace.path)
+        if trace.error:
+            merged.notes.append(f"{who}: not read ({trace.error})")
         if trace.truncated:
-            merged.notes.append(f"rank {trace.rank}: {trace.truncated} record(s) cut short (the "
-                                "job was killed while writing?): read up to there")
+            merged.notes.append(f"{who}: {trace.truncated} record(s) cut short or unreadable "
+                                "(the job was killed while writing? a malformed record?): "
+                                "skipped" + (f", {trace.oversized} of them over "
+                                             f"{MAX_RECORD_BYTES // 2**20} MB"
+                                             if trace.oversized else ""))
+    if skipped:
+        merged.notes.append(f"skipped (not regular files): {', '.join(skipped)}")
+    merged.notes.append("source is shown only for Python files under "
+                        + ", ".join(display_path(r) or "." for r in roots)
+                        + " (--source-root)")
+    merged.source_roots = roots
     rank(merged)
     return merged
 

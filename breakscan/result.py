@@ -599,6 +599,9 @@ class ScanResult:
     # torch.compile raised on the model where eager did not (exit 3, every gate fails).
     compile_error: CompileError | None = None
     program: ProgramReport | None = None  # breakscan run: the whole program, not one model
+    # Where reports may read source to show it (None: any file the scan ran). A trace names
+    # files of someone else's job: only Python files under these folders are shown.
+    source_roots: list[str] | None = None
     ranks: list[RankSummary] = field(default_factory=list)  # breakscan trace: per rank
     rank_differences: list[str] = field(default_factory=list)  # what differs between ranks
     partial: bool = False  # the scan stopped early: only the stages before stopped_at are filled

@@ -26,7 +26,7 @@ from breakscan.jsondata import DataError, dumps, loads
 from breakscan.options import ScanOptions
 from breakscan.result import Fix
 
-from conftest import SAMPLES, run_cli
+from conftest import FIXTURES as FIXTURES_DIR, SAMPLES, run_cli
 
 TARGET = "tensor_branch.py:TensorIf"
 
@@ -228,3 +228,106 @@ def test_write_into_a_read_only_folder_is_a_one_line_error(tmp_path):
             write_fixes([_guard_fix(path)])
     finally:
         os.chmod(folder, 0o755)
+
+
+# -- 3. traces are untrusted files ----------------------------------------------------------------
+
+RECORDED = next((FIXTURES_DIR / "traces").glob("*/*.log"))
+
+
+def test_a_trace_folder_reads_regular_files_only(tmp_path):
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    os.mkfifo(folder / "rank_1_fifo.log")  # would hang a reader
+    (folder / "rank_2_zero.log").symlink_to("/dev/zero")  # would grow without end
+    (folder / "rank_3_dir.log").mkdir()
+    (folder / "rank_4_broken.log").symlink_to(tmp_path / "missing")
+    proc = run_cli("trace", str(folder), timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        f"breakscan: error: {folder} holds no trace file (*.log) (skipped: rank_1_fifo.log (a "
+        "FIFO), rank_2_zero.log (a device), rank_3_dir.log (a directory), rank_4_broken.log "
+        "(a broken link)): run the job with TORCH_TRACE=<folder> first")
+    shutil.copy(RECORDED, folder / "rank_0.log")
+    proc = run_cli("trace", str(folder), "-f", "json", timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    notes = json.loads(proc.stdout)["notes"]
+    assert "skipped (not regular files): rank_1_fifo.log (a FIFO), rank_2_zero.log (a device), " \
+        "rank_3_dir.log (a directory), rank_4_broken.log (a broken link)" in notes
+
+
+@pytest.mark.parametrize("text", ["", "not a trace\n", "\n\n"])
+def test_a_trace_with_no_records_is_a_usage_error_not_a_pass(tmp_path, text):
+    (tmp_path / "rank_0.log").write_text(text)
+    proc = run_cli("trace", str(tmp_path), "--max-breaks", "0")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"breakscan: error: no TORCH_TRACE records in {tmp_path}"
+
+
+def test_a_trace_shows_source_only_of_python_files_under_the_source_root(tmp_path):
+    from breakscan.frames import source_allowed, source_line, sources_within
+
+    secret = tmp_path / "credentials"
+    secret.write_text("token = hunter2\n" * 200)
+    os.mkfifo(tmp_path / "pipe.py")
+    code = tmp_path / "model.py"
+    code.write_text("x = 1\n")
+    with sources_within([str(tmp_path)]):
+        assert source_line(str(secret), 1) == ""  # not a Python file
+        assert not source_allowed(str(tmp_path / "pipe.py"))  # never opened: no hang
+        assert source_line(str(code), 1) == "x = 1\n"
+    with sources_within([str(tmp_path / "elsewhere")]):
+        assert source_line(str(code), 1) == ""  # outside the root
+    # A recorded trace whose break names a non-Python file: its lines never reach the report.
+    trace = tmp_path / "rank_0.log"
+    text = RECORDED.read_text()
+    (break_file,) = {part.split('"')[0] for part in text.split('File "')[1:]
+                     if part.split('"')[0].endswith("trace_step.py")}
+    trace.write_text(text.replace(break_file, str(secret)))
+    for fmt in ("terminal", "html"):
+        proc = run_cli("trace", str(trace), "--source-root", str(tmp_path), "-f", fmt,
+                       env={"COLUMNS": "200"})
+        assert proc.returncode == 0, proc.stderr
+        assert "hunter2" not in proc.stdout
+
+
+def _mutations():
+    lines = RECORDED.read_text().splitlines(keepends=True)
+    return st.lists(st.tuples(st.integers(0, len(lines) - 1), st.sampled_from([
+        "drop", "cut", "not-object", "huge-int", "wrong-types", "garbage", "deep"])),
+        min_size=1, max_size=6).map(lambda edits: (lines, edits))
+
+
+@settings(max_examples=80, deadline=None)
+@given(case=_mutations())
+def test_a_mutated_real_trace_is_read_or_refused_never_a_traceback(case, tmp_path_factory):
+    from breakscan.ranks import trace_report
+
+    lines, edits = case
+    lines = list(lines)
+    prefix = "V1121 19:55:07.077000 2823 torch/_dynamo/convert_frame.py:1] "
+    for at, how in edits:
+        if how == "drop":
+            lines[at] = ""
+        elif how == "cut":
+            lines[at] = lines[at][: len(lines[at]) // 2]
+        elif how == "not-object":
+            lines[at] = prefix + '[1, 2, "compilation_metrics"]\n'
+        elif how == "huge-int":
+            lines[at] = prefix + '{"frame_id": ' + "9" * 5000 + "}\n"
+        elif how == "wrong-types":
+            lines[at] = prefix + ('{"compilation_metrics": {"co_firstlineno": "x", '
+                                  '"co_name": 5, "fail_user_frame_lineno": [1]}, "frame_id": '
+                                  '"a", "frame_compile_id": null}\n')
+        elif how == "garbage":
+            lines[at] = "\x00\x1b[31m\udcff\n".encode("utf-8", "surrogateescape").decode(
+                "utf-8", "replace")
+        else:
+            lines[at] = prefix + "[" * 50_000 + "\n"
+    folder = tmp_path_factory.mktemp("trace")
+    (folder / "rank_0.log").write_text("".join(lines), encoding="utf-8", errors="replace")
+    try:
+        result = trace_report(folder)
+    except UsageError:
+        return
+    assert result.summary.graph_count >= 0

@@ -23,7 +23,7 @@ from pygments.token import STANDARD_TYPES
 from ..categories import REGISTRY_URL
 from ..result import Comparison, Fix, ModelRun, ScanResult
 from ..rules import finding_status, rule_for
-from ..frames import display_path, is_user_file
+from ..frames import display_path, is_user_file, source_allowed
 from .terminal import (COMPILE_ERROR_ADVICE, _ms, _scrubbed, count, fires_text, fix_numbers, noise_note, printable,
                        runtime_line, settings_text, speed_line)
 
@@ -97,7 +97,9 @@ def _split_location(loc: str) -> tuple[str, int] | None:
     return (file, int(line)) if file and line.isdigit() else None
 
 
-def _read(path: str) -> str | None:
+def _read(path: str, roots: list[str] | None = None) -> str | None:
+    if not source_allowed(path, roots):
+        return None
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             return fh.read()
@@ -123,7 +125,7 @@ def _source_views(result: ScanResult, section: str) -> tuple[list[SourceView], d
     views: list[SourceView] = []
     break_anchor: dict[int, str] = {}
     for k, path in enumerate(files):
-        text = _read(path)
+        text = _read(path, result.source_roots)
         if text is None:
             continue
         anchor = f"{section}-f{k}"

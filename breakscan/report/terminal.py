@@ -7,7 +7,6 @@ not a TTY or ``NO_COLOR`` is set); width follows the terminal and stays readable
 from __future__ import annotations
 
 import dataclasses
-import linecache
 import os
 import re
 from typing import Any, Callable
@@ -19,7 +18,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from ..frames import display_path, provenance_frame
+from ..frames import display_path, provenance_frame, source_lines
 from ..categories import REGISTRY_URL
 from ..result import (Comparison, Fix, ModelRun, ProgramReport, RootBreak, ScanResult,
                       StaticFinding)
@@ -212,8 +211,8 @@ def _scrubbed(value: Any) -> Any:
     return value
 
 
-def _excerpt(brk: RootBreak) -> Syntax | Text:
-    lines = linecache.getlines(brk.file)
+def _excerpt(brk: RootBreak, roots: list[str] | None = None) -> Syntax | Text:
+    lines = source_lines(brk.file, roots)
     if not lines:
         return Text(f"{brk.line}: {brk.code}")
     start = max(1, brk.line - CONTEXT_LINES)
@@ -252,7 +251,7 @@ def _break_panel(rank: int, brk: RootBreak, result: ScanResult) -> Panel:
     meta.append(f"\nsplits {brk.graph_splits} frame(s); {brk.records} log record(s), "
                 f"{brk.explain_reasons} explain reason(s)", style="dim")
     body.append(meta)
-    body.append(_excerpt(brk))
+    body.append(_excerpt(brk, result.source_roots))
     if len(brk.call_chain) > 1:
         chain = " → ".join(f"{f.function}() {os.path.basename(f.file)}:{f.line}"
                            for f in brk.call_chain)

@@ -426,7 +426,9 @@ def run(
         limits = Limits(timeout=timeout, memory_limit_mb=memory_limit)
         with live_status(label, enabled=quiet and output_format is OutputFormat.terminal
                          and output is None) as on_stage:
-            outcome = run_program(options, gate, limits, on_stage=on_stage)
+            outcome = run_program(options, gate, limits, on_stage=on_stage,
+                                  stdout_to_stderr=output_format is not OutputFormat.terminal
+                                  and output is None)
         if outcome.error is not None and outcome.result is None and \
                 outcome.exit_code != EXIT_MODEL_FAILED and not outcome.interrupted:
             _fail_run(outcome, debug)  # bad input: nothing ran, nothing to report

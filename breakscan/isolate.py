@@ -55,7 +55,7 @@ def run_isolated(job: str, request: dict[str, Any], *, target: str,
                  limits: Limits = Limits(),
                  on_stage: Callable[[str], None] | None = None,
                  inherit_stdio: bool = False, cancel: Cancel | None = None,
-                 returns: type | None = ScanResult) -> ModelRun:
+                 returns: type | None = ScanResult, stdout_to_stderr: bool = False) -> ModelRun:
     """Run ``job`` (``module:function``) on ``request`` in a child process; never raises for
     anything the model does.
 
@@ -68,7 +68,8 @@ def run_isolated(job: str, request: dict[str, Any], *, target: str,
     holds what the finished stages found (``partial``). ``on_stage(name)`` is called in this
     process as the child enters each stage, or reports progress within one (a live line).
     ``inherit_stdio`` gives the child this process's stdin, stdout and stderr (a program run
-    talks to the terminal as it would without breakscan); otherwise they are files it keeps.
+    talks to the terminal as it would without breakscan; ``stdout_to_stderr``: its stdout goes
+    to this process's stderr); otherwise they are files it keeps.
     A job that registered :func:`when_stopped` is asked for its result before a timeout or an
     interruption kills it. ``limits.threads`` caps the child's CPU threads (OpenMP/MKL
     environment, read by torch when it loads); ``cancel`` stops it from another thread.
@@ -82,6 +83,8 @@ def run_isolated(job: str, request: dict[str, Any], *, target: str,
         with open(work / "stdout", "wb") as out, open(work / "stderr", "wb") as err:
             streams: dict[str, Any] = {} if inherit_stdio else \
                 {"stdin": subprocess.DEVNULL, "stdout": out, "stderr": err}
+            if inherit_stdio and stdout_to_stderr:  # stdout carries the report alone
+                streams["stdout"] = sys.stderr.fileno()
             env = dict(os.environ)
             if limits.threads:
                 env.update({name: str(limits.threads) for name in _THREAD_VARIABLES})

@@ -63,13 +63,16 @@ def run_model(target: str, options: ScanOptions, gate: GateOptions | None,
 
 def run_program(options: ProgramOptions, gate: GateOptions | None,
                 limits: Limits = Limits(), *,
-                on_stage: Callable[[str], None] | None = None) -> ModelRun:
+                on_stage: Callable[[str], None] | None = None,
+                stdout_to_stderr: bool = False) -> ModelRun:
     """``breakscan run``: the program in a child process that keeps this terminal's stdin,
-    stdout and stderr (files with ``options.quiet``), then the gate."""
+    stdout and stderr (files with ``options.quiet``), then the gate. ``stdout_to_stderr``: the
+    report goes to stdout, so the program's own output goes to stderr."""
     from .isolate import run_isolated
 
     run = run_isolated(PROGRAM_JOB, {"program": options.to_dict()},
                        target=" ".join(options.command), limits=limits, on_stage=on_stage,
+                       stdout_to_stderr=stdout_to_stderr,
                        inherit_stdio=not options.quiet)
     return gated(run, gate)
 

@@ -331,3 +331,73 @@ def test_a_mutated_real_trace_is_read_or_refused_never_a_traceback(case, tmp_pat
     except UsageError:
         return
     assert result.summary.graph_count >= 0
+
+
+# -- 4. reports that consumers can always read ------------------------------------------------------
+
+NASTY = ["line\nbreak", "::error::injected", "%0A", "]]>", "<script>x</script>", "nul\x00",
+         "esc\x1b[31m", "lone\ud800surrogate", "x" * 1_000_000]
+
+
+@pytest.fixture(scope="module")
+def nasty_runs():
+    """A real scan whose every model-made string is hostile."""
+    from breakscan.result import ModelRun
+
+    result = scan(f"{SAMPLES / 'tensor_branch.py'}:TensorIf", input_shapes=["8,16"])
+    brk = result.breaks[0]
+    brk.code, brk.suggestion, brk.gb_type = NASTY[0] + NASTY[4], " ".join(NASTY), NASTY[5]
+    brk.file = str(SAMPLES / "odd dir" / "m\n%0A]]>.py")
+    result.model_output = "".join(NASTY)
+    result.target = "m.py:" + NASTY[1] + NASTY[6]
+    failed = ModelRun(target="bad" + NASTY[5], result=None, error=" ".join(NASTY), exit_code=3)
+    return [ModelRun(target=result.target, result=result), failed]
+
+
+def test_junit_stays_well_formed_xml(nasty_runs):
+    import xml.etree.ElementTree as ET
+
+    from breakscan.report.junit import to_junit
+
+    root = ET.fromstring(to_junit(nasty_runs).encode())
+    text = ET.tostring(root, encoding="unicode")
+    assert "\\x00" in text and "\\x1b" in text and "\x1b" not in text
+
+
+def test_github_annotations_cannot_be_forged_or_split(nasty_runs):
+    from breakscan.report.github import to_github, to_markdown
+
+    lines = to_github(nasty_runs).splitlines()
+    assert lines and all(line.startswith("::") for line in lines)
+    assert all("\x00" not in line and "\x1b" not in line for line in lines)
+    assert sum(line.startswith("::error::injected") for line in lines) == 0
+    markdown = to_markdown(nasty_runs)
+    assert "\x00" not in markdown and "\x1b" not in markdown and "\ud800" not in markdown
+    assert "&lt;script&gt;" in markdown  # prose: no HTML reaches the page
+    # code stays code: literal inside its span, which no backtick of the text can end
+    assert markdown.count("<script>") == 1 and "`line break<script>x</script>`" in markdown
+
+
+def test_sarif_and_json_stay_parseable_with_encoded_uris(nasty_runs):
+    from breakscan.report import render_file_format
+
+    sarif = json.loads(render_file_format(nasty_runs, "sarif", single=False))
+    uris = [loc["physicalLocation"]["artifactLocation"]["uri"]
+            for r in sarif["runs"][0]["results"] for loc in r.get("locations", [])]
+    assert uris and all(" " not in u and "\n" not in u and "%250A" in u for u in uris)
+    json.loads(render_file_format(nasty_runs, "json", single=False))
+    json.loads(render_file_format(nasty_runs[:1], "json", single=True))
+
+
+def test_run_to_stdout_in_a_file_format_keeps_the_programs_output_out(tmp_path):
+    program = tmp_path / "noisy.py"
+    program.write_text('import torch\nprint("::error::from the program")\n'
+                       'f = torch.compile(lambda x: x * 2, backend="eager")\n'
+                       'print(f(torch.ones(2)).sum().item())\n')
+    for fmt in ("json", "github"):
+        proc = run_cli("run", "-f", fmt, str(program))
+        assert proc.returncode == 0, proc.stderr
+        assert "::error::from the program" in proc.stderr
+        assert "from the program" not in proc.stdout
+        if fmt == "json":
+            json.loads(proc.stdout)

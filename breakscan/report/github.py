@@ -6,11 +6,14 @@ from __future__ import annotations
 from ..categories import CATEGORIES
 from ..result import ModelRun
 from ..frames import repo_path
+from .terminal import printable
 from .paths import recompile_location
 
 
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A workflow command's data: %, CR and LF encoded, other control characters (ESC, NUL)
+    shown as \\xNN, so a model's text can never start a command of its own."""
+    return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _escape_property(text: str) -> str:
@@ -56,7 +59,18 @@ def to_github(runs: list[ModelRun]) -> str:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """One line of a Markdown table cell: pipes escaped, control characters as \\xNN."""
+    return printable(text.replace("\r", " ").replace("\n", " ")).replace("|", "\\|")
+
+
+def _code(text: str) -> str:
+    """Inside a code span: a backtick in the text would end it early."""
+    return _cell(text).replace("`", "'")
+
+
+def _text(text: str) -> str:
+    """Prose: no HTML reaches the page."""
+    return _cell(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def to_markdown(runs: list[ModelRun]) -> str:
@@ -64,7 +78,7 @@ def to_markdown(runs: list[ModelRun]) -> str:
            "|---|---|---:|---:|---:|---|"]
     for run in runs:
         if run.error is not None:
-            out.append(f"| `{_cell(run.target)}` | error | | | | {_cell(run.error)} |")
+            out.append(f"| `{_code(run.target)}` | error | | | | {_text(run.error)} |")
             continue
         s, gate = run.result.summary, run.result.gate
         status = "no gate" if gate is None else ("pass" if gate.passed else "**FAIL**")
@@ -72,20 +86,20 @@ def to_markdown(runs: list[ModelRun]) -> str:
             status = "**torch.compile fails**"
         failed = ", ".join(f"{c.name} ({c.actual} > {c.limit})" for c in gate.failed()) \
             if gate else ""
-        out.append(f"| `{_cell(run.target)}` | {status} | {s.graph_count} | "
-                   f"{s.graph_break_count} | {s.recompile_count} | {_cell(failed)} |")
+        out.append(f"| `{_code(run.target)}` | {status} | {s.graph_count} | "
+                   f"{s.graph_break_count} | {s.recompile_count} | {_text(failed)} |")
     for run in runs:
         program = run.result.program if run.result is not None else None
         if program is not None and program.regions:
-            out += ["", f"### Compiled regions of `{_cell(run.target)}`", "",
+            out += ["", f"### Compiled regions of `{_code(run.target)}`", "",
                     "| region | calls | graph calls | returns to Python | frames run eagerly |",
                     "|---|---:|---:|---:|---:|"]
-            out += [f"| `{_cell(r.name)}` | {r.calls} | {r.graph_calls} | {r.eager_gaps} | "
+            out += [f"| `{_code(r.name)}` | {r.calls} | {r.graph_calls} | {r.eager_gaps} | "
                     f"{r.frames_run_eagerly} |" for r in program.regions]
         if run.result is None or not run.result.breaks:
             continue
-        out += ["", f"### `{_cell(run.target)}`", ""]
+        out += ["", f"### `{_code(run.target)}`", ""]
         for brk in run.result.breaks:
-            out.append(f"- **{brk.category}** `{repo_path(brk.file)}:{brk.line}` "
-                       f"`{_cell(brk.code)}` — {_cell(brk.suggestion)}")
+            out.append(f"- **{brk.category}** `{_code(repo_path(brk.file))}:{brk.line}` "
+                       f"`{_code(brk.code)}` — {_text(brk.suggestion)}")
     return "\n".join(out) + "\n"

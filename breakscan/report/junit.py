@@ -2,9 +2,27 @@
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 
 from ..result import ModelRun
+
+# Characters XML 1.0 cannot hold at all (control characters, lone surrogates, U+FFFE/FFFF).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_safe(text: str) -> str:
+    """Text any XML reader accepts: a character XML cannot hold is written as \\xNN."""
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def _clean(element: ET.Element) -> ET.Element:
+    """Every attribute and text of the tree made XML-safe (a model's message can hold ESC)."""
+    for node in element.iter():
+        node.attrib = {k: xml_safe(v) for k, v in node.attrib.items()}
+        if node.text:
+            node.text = xml_safe(node.text)
+    return element
 
 
 def _break_lines(run: ModelRun) -> str:
@@ -48,5 +66,6 @@ def to_junit(runs: list[ModelRun]) -> str:
         suite.set("tests", str(cases))
         suite.set("failures", str(failures))
         suite.set("errors", str(errors))
+    _clean(suites)
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"

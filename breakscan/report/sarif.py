@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import quote
 
 from .. import __version__
 from ..categories import CATEGORIES
@@ -12,6 +13,11 @@ from ..frames import repo_path
 from .paths import recompile_location
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def _uri(path: str) -> str:
+    """A SARIF artifact URI: the repository-relative path, percent-encoded (RFC 3986)."""
+    return quote(repo_path(path))
 
 
 def to_sarif(runs: list[ModelRun]) -> str:
@@ -39,7 +45,7 @@ def to_sarif(runs: list[ModelRun]) -> str:
                                                          f"{error.exception}: {error.message}"}}
             if error.file:
                 found["locations"] = [{"physicalLocation": {
-                    "artifactLocation": {"uri": repo_path(error.file), "uriBaseId": "%SRCROOT%"},
+                    "artifactLocation": {"uri": _uri(error.file), "uriBaseId": "%SRCROOT%"},
                     "region": {"startLine": error.line}}}]
             results.append(found)
         for brk in run.result.breaks:
@@ -50,7 +56,7 @@ def to_sarif(runs: list[ModelRun]) -> str:
                 "level": "error" if failed else "warning",
                 "message": {"text": text},
                 "locations": [{"physicalLocation": {
-                    "artifactLocation": {"uri": repo_path(brk.file), "uriBaseId": "%SRCROOT%"},
+                    "artifactLocation": {"uri": _uri(brk.file), "uriBaseId": "%SRCROOT%"},
                     "region": {"startLine": brk.line}}}],
                 "properties": {"owner": brk.owner, "gb_id": brk.gb_id, "target": run.target},
             })
@@ -65,7 +71,7 @@ def to_sarif(runs: list[ModelRun]) -> str:
                 "level": "error" if recompile_failed else "warning",
                 "message": {"text": f"{rec.function}() recompiled in {run.target}: {reasons}"},
                 "locations": [{"physicalLocation": {
-                    "artifactLocation": {"uri": file, "uriBaseId": "%SRCROOT%"},
+                    "artifactLocation": {"uri": quote(file), "uriBaseId": "%SRCROOT%"},
                     "region": {"startLine": line}}}],
                 "properties": {"target": run.target, "input_set": rec.input_set},
             })

@@ -189,7 +189,7 @@ def calls_line(result: ScanResult) -> str:
     return text
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")  # and lone surrogates
 
 
 def printable(text: str) -> str:

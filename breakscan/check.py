@@ -25,7 +25,7 @@ from typing import Any, Callable
 from .cache import ResultCache
 from .errors import Interrupted, UsageError, interrupt_signal
 from .isolate import Cancel
-from .options import GATE_KEYS, LIMIT_KEYS, GateOptions, Limits, ScanOptions, from_config
+from .options import GATE_KEYS, LIMIT_KEYS, SCAN_KEYS, GateOptions, Limits, ScanOptions, from_config
 from .result import ModelRun
 from .runner import run_model
 
@@ -35,7 +35,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 # Keys the section itself may set as defaults for every target (scan keys are per target).
-DEFAULT_KEYS = set(GATE_KEYS) | set(LIMIT_KEYS) | {"baseline"}
+DEFAULT_KEYS = set(SCAN_KEYS) | set(GATE_KEYS) | set(LIMIT_KEYS) | {"baseline"}
 
 
 def load_config(path: str | Path) -> dict[str, Any]:
@@ -47,11 +47,19 @@ def load_config(path: str | Path) -> dict[str, Any]:
         doc = tomllib.loads(file.read_text())
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path} is not valid TOML: {exc}") from None
-    section = doc.get("tool", {}).get("breakscan")
+    tool = doc.get("tool", {})
+    section = tool.get("breakscan") if isinstance(tool, dict) else None
     if not section:
         raise UsageError(f"{path} has no [tool.breakscan] section; see the README's 'CI' part")
-    if not section.get("targets"):
+    if not isinstance(section, dict):
+        raise UsageError(f"{path}: tool.breakscan must be a table ([tool.breakscan]), not "
+                         f"{type(section).__name__}")
+    targets = section.get("targets")
+    if not targets:
         raise UsageError(f"{path}: [tool.breakscan] lists no [[tool.breakscan.targets]]")
+    if not isinstance(targets, list) or not all(isinstance(t, dict) for t in targets):
+        raise UsageError(f"{path}: tool.breakscan.targets must be tables "
+                         "([[tool.breakscan.targets]] entries)")
     return section
 
 
@@ -78,9 +86,11 @@ def config_targets(section: dict[str, Any], config_path: str | Path,
     for number, entry in enumerate(section["targets"], 1):
         where = f"{config_path} target #{number}"
         target = entry.get("target") if isinstance(entry, dict) else None
-        if not target:
+        if not target or not isinstance(target, str):
+            why = "has no 'target'" if not target else \
+                f"'target' must be a string like \"model.py:Net\", not {target!r}"
             out.append(ModelRun(target=f"target #{number}", result=None,
-                                error=f"{where} has no 'target'", exit_code=2))
+                                error=f"{where} {why}", exit_code=2))
             continue
         try:
             options, gate, limits = from_config({**defaults, **entry}, target=target,
@@ -88,6 +98,10 @@ def config_targets(section: dict[str, Any], config_path: str | Path,
             options.check(target)
         except UsageError as exc:
             out.append(ModelRun(target=target, result=None, error=str(exc), exit_code=2))
+            continue
+        except (TypeError, ValueError, AttributeError) as exc:  # a value of the wrong type
+            out.append(ModelRun(target=target, result=None, exit_code=2,
+                                error=f"{where}: a value of the wrong type ({exc})"))
             continue
         out.append(CheckTarget(target, options, gate, limits))
     return out

@@ -693,6 +693,28 @@ def _raise_on_signals() -> None:
             signal.signal(sig, handler)
 
 
+def _quiet_after_broken_pipe() -> None:
+    """Exit as a Unix tool killed by SIGPIPE does (141), without a word: the reader is gone."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python's own flush at exit must not fail too
+    except OSError:
+        pass
+    os._exit(128 + 13)
+
+
+def _internal_error(exc: BaseException, *, debug: bool) -> None:
+    """A bug in breakscan: one line and exit 4 (the README's code), the traceback with --debug."""
+    from .errors import EXIT_INTERNAL, describe
+
+    err = literal_console(stderr=True, soft_wrap=True)
+    if debug:
+        err.print("".join(traceback.format_exception(exc)))
+    err.print(f"breakscan: error: internal error in breakscan: {describe(exc)} (please report "
+              "it; --debug shows the traceback)")
+    sys.exit(EXIT_INTERNAL)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: ``breakscan TARGET …`` means ``breakscan scan TARGET …``."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -710,10 +732,12 @@ def main(argv: list[str] | None = None) -> None:
         literal_console(stderr=True).print(
             f"breakscan: interrupted ({INTERRUPT_CODES.get(signum, signum)})", markup=False)
         sys.exit(128 + signum)
+    except BrokenPipeError:  # `breakscan … | head -3`: the reader left; leave quietly
+        _quiet_after_broken_pipe()
     except Exception as exc:
         # typer vendors click: match its usage errors (bad option or value) by shape.
         if not hasattr(exc, "format_message"):
-            raise
+            _internal_error(exc, debug="--debug" in args)
         if type(exc).__name__ == "Abort":  # click's form of Ctrl-C
             literal_console(stderr=True).print("breakscan: interrupted (SIGINT)",
                                                         markup=False)

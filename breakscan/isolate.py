@@ -75,8 +75,10 @@ def run_isolated(job: str, request: dict[str, Any], *, target: str,
     environment, read by torch when it loads); ``cancel`` stops it from another thread.
     """
     timeout = limits.timeout
+    _remove_stale_work()
     with tempfile.TemporaryDirectory(prefix="breakscan-") as tmp:
         work = Path(tmp)
+        (work / "owner.json").write_text(json.dumps({"parent": os.getpid()}))
         (work / "request.json").write_text(json.dumps(
             {"job": job, "request": request, "memory_limit_mb": limits.memory_limit_mb}))
         started = time.monotonic()
@@ -85,12 +87,14 @@ def run_isolated(job: str, request: dict[str, Any], *, target: str,
                 {"stdin": subprocess.DEVNULL, "stdout": out, "stderr": err}
             if inherit_stdio and stdout_to_stderr:  # stdout carries the report alone
                 streams["stdout"] = sys.stderr.fileno()
-            env = dict(os.environ)
+            env = dict(os.environ, BREAKSCAN_PARENT_PID=str(os.getpid()))
             if limits.threads:
                 env.update({name: str(limits.threads) for name in _THREAD_VARIABLES})
             child = subprocess.Popen(
                 [sys.executable, "-m", "breakscan.isolate", str(work)], **streams, env=env,
                 start_new_session=True, cwd=os.getcwd())
+            (work / "owner.json").write_text(json.dumps({"parent": os.getpid(),
+                                                         "child": child.pid}))
             timed_out = False
             interrupted = None
             grace = min(_DUMP_GRACE_S, timeout / 10) if timeout else 0.0
@@ -184,11 +188,17 @@ def _read_events(work: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     events = []
-    for line in path.read_text(errors="replace").splitlines():
+    text = _tail(path, EVENTS_BYTES)  # the child can write anything there: read its end only
+    for line in text.splitlines():
         try:
-            events.append(json.loads(line))
-        except json.JSONDecodeError:  # the last line of a killed child may be cut short
-            pass
+            event = json.loads(line)
+        except (ValueError, RecursionError):  # a line cut short (a killed child), or junk
+            continue
+        if isinstance(event, dict) and all(
+                isinstance(event.get(k, ""), str) for k in ("stage", "error", "traceback",
+                                                            "progress")) and \
+                isinstance(event.get("exit_code", 0), int):
+            events.append(event)
     return events
 
 
@@ -201,6 +211,21 @@ def _read_partial(work: Path) -> Any:
             return loads(fh.read(MAX_RESULT_BYTES + 1))
     except (OSError, DataError):
         return None
+
+
+TAIL_BYTES = 256 * 1024  # of a child's stderr: enough for its last traceback and stack dump
+EVENTS_BYTES = 4 * 1024 * 1024  # of its events: the last stages and its end
+
+
+def _tail(path: Path, limit: int = TAIL_BYTES) -> str:
+    """The end of a file, read without loading it whole (a model may write gigabytes)."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - limit))
+            return fh.read(limit).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def user_line_from_stack(stderr: str) -> str:
@@ -223,8 +248,7 @@ def _outcome(target: str, work: Path, returncode: int, *, timed_out: bool,
     events = _read_events(work)
     stage = next((e["stage"] for e in reversed(events) if "stage" in e), "start-up")
     final = next((e for e in reversed(events) if "done" in e or "error" in e), None)
-    stack = (work / "stack").read_text(errors="replace") if (work / "stack").exists() else ""
-    stderr = (work / "stderr").read_text(errors="replace") + stack
+    stderr = _tail(work / "stderr") + _tail(work / "stack")
     tail = "\n".join(stderr.strip().splitlines()[-40:])
     if final is not None and "done" in final and not timed_out and interrupted is None:
         result = _read_partial(work)
@@ -342,11 +366,65 @@ def _limit_memory(megabytes: int | None) -> None:
     errors.MEMORY_LIMIT_MB = megabytes
 
 
+PARENT_POLL_S = 0.5  # how often a child checks that the breakscan that started it still runs
+
+
+def _end_with_parent(parent: int) -> None:
+    """The child ends (with its whole group: inductor's compile workers) when its parent dies,
+    even by SIGKILL, which leaves the parent no chance to kill it: Linux's parent-death signal
+    at once, and a watcher thread within PARENT_POLL_S everywhere."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # it died before the signal was asked for
+        os.killpg(0, signal.SIGKILL)
+
+    def watch() -> None:
+        while True:
+            time.sleep(PARENT_POLL_S)
+            if os.getppid() != parent:
+                os.killpg(0, signal.SIGKILL)
+
+    threading.Thread(target=watch, name="breakscan-parent-watch", daemon=True).start()
+
+
+def _remove_stale_work(root: str | None = None) -> None:
+    """Remove the work folders of runs whose breakscan and child both died (SIGKILL leaves
+    them): each holds ``owner.json`` with both process ids."""
+    import shutil
+
+    for folder in Path(root or tempfile.gettempdir()).glob("breakscan-*"):
+        try:
+            owner = json.loads((folder / "owner.json").read_text())
+            pids = [int(owner["parent"]), int(owner.get("child") or 0)]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not ours, or still being set up
+        if not any(_alive(pid) for pid in pids if pid):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists (another user's)
+    return True
+
+
 def _child_main(work: Path) -> int:
     import faulthandler
 
     # This file runs as __main__; jobs import it as breakscan.isolate: keep the stop state there.
     from breakscan import isolate as imported
+
+    parent = int(os.environ.get("BREAKSCAN_PARENT_PID") or 0)
+    if parent:
+        _end_with_parent(parent)
 
     # Stacks go to a file of their own: a program run keeps the terminal's stderr.
     stack_file = open(work / "stack", "w")

@@ -181,6 +181,9 @@ def parse_init_args(text: str | None) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise UsageError(f"--init-args is not valid JSON ({exc.msg} at column {exc.colno}); "
                          """write it like '{"width": 12}'""") from None
+    except (RecursionError, ValueError):  # nested thousands deep, a 5,000-digit number
+        raise UsageError("--init-args is nested too deep or holds a number too long; "
+                         """write it like '{"width": 12}'""") from None
     if not isinstance(value, dict):
         raise UsageError("--init-args must be a JSON object of keyword arguments, "
                          """e.g. '{"width": 12}'""")
@@ -417,8 +420,8 @@ def from_config(values: dict[str, Any], *, target: str,
         limits = Limits(**{LIMIT_KEYS[k]: v for k, v in values.items() if k in LIMIT_KEYS})
     except UsageError as exc:
         raise UsageError(f"{where}: {exc}") from None
-    except TypeError as exc:  # a value of the wrong kind for a field
-        raise UsageError(f"{where}: {exc}") from None
+    except (TypeError, ValueError, AttributeError) as exc:  # a value of the wrong kind
+        raise UsageError(f"{where}: a value of the wrong type ({exc})") from None
     return scan, gate, limits
 
 

@@ -401,3 +401,105 @@ def test_run_to_stdout_in_a_file_format_keeps_the_programs_output_out(tmp_path):
         assert "from the program" not in proc.stdout
         if fmt == "json":
             json.loads(proc.stdout)
+
+
+# -- 5. errors and exits that mean what the README says --------------------------------------------
+
+def test_an_internal_error_is_exit_4_in_one_line(monkeypatch, capsys):
+    import breakscan.options as options
+    from breakscan.cli import main
+
+    def broken(*args, **kwargs):
+        raise KeyError("a bug")
+
+    monkeypatch.setattr(options.ScanOptions, "check", broken)
+    with pytest.raises(SystemExit) as ended:
+        main([f"{SAMPLES / 'tensor_branch.py'}:TensorIf", "-s", "8,16"])
+    assert ended.value.code == 4
+    err = capsys.readouterr().err.strip()
+    assert err == ("breakscan: error: internal error in breakscan: KeyError: 'a bug' (please "
+                   "report it; --debug shows the traceback)")
+
+
+@pytest.mark.parametrize("config, message", [
+    ('[[tool.breakscan.targets]]\ntarget = 5\n', "'target' must be a string"),
+    ('[[tool.breakscan.targets]]\ntarget = "m.py:M"\ninput-shape = [[4, 4]]\n',
+     "a value of the wrong type"),
+    ('', "tool.breakscan must be a table"),
+])
+def test_wrong_types_in_the_config_are_usage_errors(tmp_path, config, message):
+    text = "[tool]\nbreakscan = 5\n" if not config else "[tool.breakscan]\n" + config
+    (tmp_path / "pyproject.toml").write_text(text)
+    shutil.copy(SAMPLES / "tensor_branch.py", tmp_path / "m.py")
+    proc = run_cli("check", cwd=tmp_path)
+    assert proc.returncode == 2 and message in proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_dynamic_at_the_top_of_the_config_is_a_default(tmp_path):
+    shutil.copy(SAMPLES / "tensor_branch.py", tmp_path / "tensor_branch.py")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.breakscan]\ndynamic = true\n[[tool.breakscan.targets]]\n'
+        'target = "tensor_branch.py:TensorIf"\ninput-shape = ["8,16"]\n')
+    proc = run_cli("check", "-f", "json", "--no-cache", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (model,) = json.loads(proc.stdout)["models"]
+    assert model["result"]["compile_settings"]["dynamic"] is True
+
+
+def test_pathological_init_args_are_a_usage_error():
+    proc = run_cli(f"{SAMPLES / 'tensor_branch.py'}:TensorIf", "-s", "8,16", "--init-args",
+                   "[" * 50_000 + "]" * 50_000)
+    assert proc.returncode == 2 and "nested too deep" in proc.stderr
+
+
+def test_a_closed_pipe_ends_quietly_not_with_the_gates_code():
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "breakscan",
+                             f"{SAMPLES / 'per_layer_branch.py'}:PerLayerBranch", "-s", "8,16"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.readline()
+    proc.stdout.close()  # `| head -1`
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=300) == 141 and err == ""
+
+
+def test_the_parent_reads_only_the_end_of_a_huge_stderr(tmp_path):
+    from breakscan.isolate import TAIL_BYTES, _tail
+
+    (tmp_path / "stderr").write_bytes(b"x" * (20 * 1024 * 1024) + b"\nthe end\n")
+    text = _tail(tmp_path / "stderr")
+    assert len(text) == TAIL_BYTES and text.endswith("the end\n")
+
+
+def test_a_killed_breakscan_takes_its_child_along_and_leaves_no_folder(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from breakscan.isolate import _remove_stale_work
+
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    parent = subprocess.Popen([sys.executable, "-m", "breakscan",
+                               f"{FIXTURES_DIR / 'models' / 'misbehaving.py'}:HangsOnNewBatch",
+                               "-s", "3,4", "--timeout", "120"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    owner = None
+    while time.monotonic() < deadline and owner is None:
+        found = [json.loads(p.read_text()) for p in tmp_path.glob("breakscan-*/owner.json")]
+        owner = next((o for o in found if o.get("child")), None)
+        time.sleep(0.2)
+    assert owner is not None
+    time.sleep(2)  # the child is in its scan
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    time.sleep(2.5)
+    with pytest.raises(ProcessLookupError):
+        os.kill(owner["child"], 0)
+    assert list(tmp_path.glob("breakscan-*"))  # SIGKILL left its folder...
+    _remove_stale_work(str(tmp_path))
+    assert not list(tmp_path.glob("breakscan-*"))  # ...which a later run removes

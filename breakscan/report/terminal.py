@@ -28,10 +28,21 @@ from ..rules import Rule, finding_status
 CONTEXT_LINES = 2
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """``breakscan … | head -3``: the reader left. Exit as a Unix tool killed by SIGPIPE
+        does (141), quietly; rich's own choice, exit 1, would read as a failed gate."""
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        except OSError:
+            pass
+        raise SystemExit(128 + 13)
+
+
 def console(**kwargs: Any) -> Console:
     """A console that prints every string literally: source lines, reasons, file names and a
     model's output may hold ``[bold]``, ``[h > 0]`` or ``:smile:``, never markup or emoji."""
-    return Console(markup=False, emoji=False, highlight=False, **kwargs)
+    return _Console(markup=False, emoji=False, highlight=False, **kwargs)
 
 
 class _Table(Table):

@@ -476,9 +476,12 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
                       f"call, graph calls {whole(before.graph_calls_per_call)} -> "
                       f"{whole(after.graph_calls_per_call)}, returns to Python "
                       f"{whole(before.eager_gaps_per_call)} -> "
-                      f"{whole(after.eager_gaps_per_call)}; recompiles {before.recompiles} -> "
-                      f"{after.recompiles} (breaks {before.breaks} -> {after.breaks}: fewer "
-                      "break sites alone is no gain)")
+                      f"{whole(after.eager_gaps_per_call)}"
+                      + (f"; recompiles {before.recompiles} -> {after.recompiles}"
+                         if before.recompiles is not None or after.recompiles is not None
+                         else "")
+                      + f" (breaks {before.breaks} -> {after.breaks}: fewer break sites alone "
+                        "is no gain)")
     else:
         fix.status = "verified"
     if fix.after is None:  # nothing compiled with it: no numbers, no timing

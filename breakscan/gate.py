@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import UsageError
-from .frames import relative_to
+from .frames import display_path, relative_to
 from .result import Check, GateResult, RootBreak, ScanResult
 
 if TYPE_CHECKING:  # options builds a gate from its baseline file, so only for the types
@@ -29,7 +29,7 @@ def break_key(brk: RootBreak, root: str | None) -> tuple[str, str, str]:
 
 def _where(brk: RootBreak) -> str:
     when = " (first call only)" if brk.calls == "first_only" else ""
-    return f"{brk.category} at {brk.file}:{brk.line} `{brk.code}`{when}"
+    return f"{brk.category} at {display_path(brk.file)}:{brk.line} `{brk.code}`{when}"
 
 
 def evaluate(result: ScanResult, config: GateOptions) -> GateResult:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -229,10 +230,21 @@ def _tail(path: Path, limit: int = TAIL_BYTES) -> str:
 
 
 def user_line_from_stack(stderr: str) -> str:
-    """' at file:line in fn' of the line to act on in a faulthandler dump (most recent first)."""
-    from .frames import parse_stack, where
+    """' at file:line in fn' of the line to act on in a faulthandler dump (most recent first):
+    in the thread that was running (``Current thread``), the user's own innermost line, else
+    a library's; never the standard library's (a timer's ``traceback.py``). Empty without a
+    dump; ' (no line of your code was on the stack)' when the dump names none."""
+    from .frames import acting_frame, is_stdlib_file, parse_stack, user_frame
 
-    return where(parse_stack(stderr, most_recent_first=True), with_function=True)
+    if 'File "' not in stderr:
+        return ""
+    blocks = re.split(r"^(?=(?:Current thread|Thread) 0x)", stderr, flags=re.MULTILINE)
+    current = next((b for b in blocks if b.startswith("Current thread")), stderr)
+    frames = parse_stack(current, most_recent_first=True)
+    frame = user_frame(frames) or acting_frame(frames)
+    if frame is None or is_stdlib_file(frame.file):
+        return " (no line of your code was on the stack)"
+    return f" at {frame.file}:{frame.line}" + (f" in {frame.function}" if frame.function else "")
 
 
 def _signal_name(number: int) -> str:

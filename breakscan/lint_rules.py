@@ -158,7 +158,7 @@ def tolist_method(w: Walker, node: ast.Call) -> str | None:
                f"({gb('tolist_numpy', 'GB0109')}) and a device sync"
     if _tensor_method(w, node, "numpy"):
         return "`.numpy()` leaves torch for NumPy: Dynamo can trace it through torch._numpy, " \
-               "so it may not break (the scan confirms)"
+               "so it may not break (a scan tells)"
     return None
 
 
@@ -169,7 +169,7 @@ def numpy_call(w: Walker, node: ast.Call) -> str | None:
     qual = w.qual(node.func)
     if qual and qual.startswith("numpy."):
         return f"`{text_of(node.func)}(...)` is a NumPy call: Dynamo can trace some NumPy calls " \
-               "on tensors, so it may not break (the scan confirms)"
+               "on tensors, so it may not break (a scan tells)"
     return None
 
 

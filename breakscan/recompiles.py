@@ -30,8 +30,8 @@ def parse_recompile_message(text: str) -> Recompile | None:
     if not header:
         return None
     matches = [m for m in map(_REASON.match, text.splitlines()) if m]
-    reasons = [m.group("reason") for m in matches]
-    failed = [m.group("cid") for m in matches]
+    reasons = list(dict.fromkeys(m.group("reason") for m in matches))  # each failure once
+    failed = list(dict.fromkeys(m.group("cid") for m in matches))
     return Recompile(function=header.group("fn"), file=header.group("file"),
                      line=int(header.group("line")), reasons=reasons,
                      failed_compile_ids=failed, input_set=None,

@@ -84,10 +84,14 @@ def to_markdown(runs: list[ModelRun]) -> str:
         status = "no gate" if gate is None else ("pass" if gate.passed else "**FAIL**")
         if run.result.compile_error is not None:
             status = "**torch.compile fails**"
+        if run.cached:
+            status += " (cached)"
         failed = ", ".join(f"{c.name} ({c.actual} > {c.limit})" for c in gate.failed()) \
             if gate else ""
+        varied = run.result.recompiles is not None  # "-": never called with other inputs
         out.append(f"| `{_code(run.target)}` | {status} | {s.graph_count} | "
-                   f"{s.graph_break_count} | {s.recompile_count} | {_text(failed)} |")
+                   f"{s.graph_break_count} | {s.recompile_count if varied else '-'} | "
+                   f"{_text(failed)} |")
     for run in runs:
         program = run.result.program if run.result is not None else None
         if program is not None and program.regions:

@@ -272,7 +272,8 @@ def _status(run: ModelRun) -> str:
     if run.error is not None:
         return "partial"
     gate = run.result.gate
-    return "no gate" if gate is None else ("PASS" if gate.passed else "FAIL")
+    status = "no gate" if gate is None else ("PASS" if gate.passed else "FAIL")
+    return status + (" (cached)" if run.cached else "")
 
 
 def _comparison_rows(comparison: Comparison) -> list[tuple[str, str, str]]:
@@ -324,7 +325,9 @@ def to_html(runs: list[ModelRun], *, title: str = "breakscan report",
         runs = [comparison.a, comparison.b]
     sections = [_section(run, k) for k, run in enumerate(runs, 1)]
     overview = [{"anchor": s["anchor"], "target": s["target"], "status": _status(s["run"]),
-                 "summary": s["result"].summary if "result" in s else None} for s in sections]
+                 "summary": s["result"].summary if "result" in s else None,
+                 "varied": "result" in s and s["result"].recompiles is not None}
+                for s in sections]
     template = _environment().get_template("report.html.j2")
     return template.render(
         title=printable(title), sections=sections, overview=overview,

@@ -259,8 +259,9 @@ def _break_panel(rank: int, brk: RootBreak, result: ScanResult) -> Panel:
               "function, and it broke there; it goes when this break is fixed", style="bold")
     if brk.fires_per_call is not None or brk.ranks:
         meta.append(f"\n{fires_text(brk, result)}", style="bold")
-    meta.append(f"\nsplits {brk.graph_splits} frame(s); {brk.records} log record(s), "
-                f"{brk.explain_reasons} explain reason(s)", style="dim")
+    explained = f", {brk.explain_reasons} explain reason(s)" if result.explain.available else ""
+    meta.append(f"\nsplits {brk.graph_splits} frame(s); {brk.records} log record(s)"
+                f"{explained}", style="dim")
     body.append(meta)
     body.append(_excerpt(brk, result.source_roots))
     if len(brk.call_chain) > 1:
@@ -708,8 +709,9 @@ def render_runs(runs: list[ModelRun], console: Console, *, quiet: bool = False,
                 Text("PASS", style="green") if gate.passed else Text("FAIL", style="bold red"))
             if run.cached:
                 status.append(" (cached)", style="dim")
+            varied = run.result.recompiles is not None  # "-": never called with other inputs
             table.add_row(run.target, status, str(s.graph_count), str(s.graph_break_count),
-                          str(s.recompile_count))
+                          str(s.recompile_count) if varied else "-")
         console.print(table)
 
 
@@ -779,7 +781,8 @@ def render_rule_list(rules: tuple[Rule, ...], console: Console) -> None:
     table = _Table(title="breakscan rules (breakscan rules ID explains one)",
                   title_justify="left")
     for column in ("id", "name", "title", "Dynamo ids", "fixes"):
-        table.add_column(column, overflow="fold", no_wrap=column in ("id", "name"))
+        # Words wrap whole (never `capture_scalar_outp|uts`); ids and names never wrap.
+        table.add_column(column, no_wrap=column in ("id", "name"))
     for rule in rules:
         table.add_row(rule.id, rule.name, rule.title, ", ".join(rule.gb_ids) or "-",
                       ", ".join(rule.fixes) or "-")

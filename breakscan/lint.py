@@ -27,7 +27,8 @@ from importlib.util import decode_source
 from .errors import UsageError
 from .result import StaticFinding
 from .lint_rules import (ASSERT_CHECKS, BRANCH_CHECKS, BREAK_CATEGORIES, CALL_CHECKS,
-                         CALLEE_CHECKS, LOGGER_NAMES, LOOP_CHECKS, METHOD_CHECKS)
+                         CALLEE_CHECKS, LOGGER_NAMES, LOOP_CHECKS, METHOD_CHECKS,
+                         SUBSCRIPT_CHECKS)
 from .rules import rule_id
 
 __all__ = ["lint_file", "lint_source", "BREAK_CATEGORIES", "Walker"]
@@ -500,6 +501,10 @@ class Walker(ast.NodeVisitor):
         for stmt in body:
             self.visit(stmt)
         self.blocks -= 1
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        self._run(SUBSCRIPT_CHECKS, node)
+        self.generic_visit(node)
 
     def visit_Assert(self, node: ast.Assert) -> None:
         self._run(ASSERT_CHECKS, node)

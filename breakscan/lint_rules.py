@@ -9,7 +9,8 @@ finding's message, or None. Checks are registered by what they look at:
 - ``METHOD_CHECKS``: every call, on its own (``.item()`` inside a ``print`` is both);
 - ``BRANCH_CHECKS``: the test of an ``if``, ``while`` or conditional expression;
 - ``LOOP_CHECKS``: what a ``for`` loop or comprehension iterates over;
-- ``ASSERT_CHECKS`` and ``CALLEE_CHECKS`` (the function a followed call runs).
+- ``ASSERT_CHECKS`` and ``CALLEE_CHECKS`` (the function a followed call runs);
+- ``SUBSCRIPT_CHECKS``: an index ``x[...]`` (a boolean mask).
 
 Every Dynamo registry id a message names is checked against the rule registry (``rules.gb``).
 """
@@ -31,6 +32,7 @@ BRANCH_CHECKS: list[tuple[str, Check]] = []
 LOOP_CHECKS: list[tuple[str, Check]] = []
 ASSERT_CHECKS: list[tuple[str, Check]] = []
 CALLEE_CHECKS: list[tuple[str, Check]] = []
+SUBSCRIPT_CHECKS: list[tuple[str, Check]] = []
 
 
 def _register(table: list[tuple[str, Check]], category: str) -> Callable[[Check], Check]:
@@ -159,6 +161,45 @@ def tolist_method(w: Walker, node: ast.Call) -> str | None:
     if _tensor_method(w, node, "numpy"):
         return "`.numpy()` leaves torch for NumPy: Dynamo can trace it through torch._numpy, " \
                "so it may not break (a scan tells)"
+    return None
+
+
+# -- BS005 dynamic_shape_op: an output whose shape depends on the data -----------------------------
+
+_DATA_SHAPE = ("nonzero", "unique", "unique_consecutive", "masked_select", "argwhere")
+
+
+@_register(METHOD_CHECKS, "dynamic_shape_op")
+def data_shape_call(w: Walker, node: ast.Call) -> str | None:
+    qual = w.qual(node.func) or ""
+    func = node.func
+    name = qual.rpartition(".")[2] if qual.startswith("torch.") else (
+        func.attr if isinstance(func, ast.Attribute) and w.qual(func) is None and
+        not w.is_self(func.value) and w.kind(func.value) is True else "")
+    if name in _DATA_SHAPE:
+        return f"`{name}` returns a tensor whose size depends on the data: graph break " \
+               f"({gb('dynamic_shape_op', 'GB0036')}) unless capture_dynamic_output_shape_ops"
+    return None
+
+
+def _bool_mask(w: Walker, index: ast.AST) -> bool:
+    """``x > 0``, ``~m``, ``(a > 0) & (b < 1)`` on tensors: a boolean mask."""
+    if isinstance(index, ast.Compare):
+        return any(w.kind(v) is True for v in [index.left, *index.comparators])
+    if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.Invert):
+        return _bool_mask(w, index.operand)
+    if isinstance(index, ast.BinOp) and isinstance(index.op, (ast.BitAnd, ast.BitOr)):
+        return _bool_mask(w, index.left) or _bool_mask(w, index.right)
+    return False
+
+
+@_register(SUBSCRIPT_CHECKS, "dynamic_shape_op")
+def boolean_mask_index(w: Walker, node: ast.Subscript) -> str | None:
+    if w.kind(node.value) is True and _bool_mask(w, node.slice) and \
+            isinstance(node.ctx, ast.Load):
+        return "indexing with a boolean mask gives a tensor whose size depends on the data: " \
+               f"graph break ({gb('dynamic_shape_op', 'GB0036')}); `torch.where(mask, x, 0)` " \
+               "keeps the shape"
     return None
 
 

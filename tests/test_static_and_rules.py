@@ -81,7 +81,7 @@ def test_one_registry_every_fix_and_lint_check_belongs_to_a_rule():
         assert category in RULES_BY_CATEGORY, category
     assert lint_rules.BREAK_CATEGORIES == {"item", "data_dependent_branch", "print",
                                            "tolist_numpy", "unsupported_call", "explicit_break",
-                                           "disabled_call", "tensor_deepcopy"}
+                                           "disabled_call", "tensor_deepcopy", "dynamic_shape_op"}
     assert gb("print", "GB0291") == "GB0291"
     with pytest.raises(ValueError):
         gb("print", "GB0124")  # a message may not name another rule's id

@@ -134,7 +134,8 @@ def ranks_table(result: ScanResult) -> Table:
         table.add_column(name, justify="right")
     for r in result.ranks:
         cut = f" ({r.truncated} cut short)" if r.truncated else ""
-        table.add_row(str(r.rank), str(r.graphs), str(r.breaks), str(r.recompiles),
+        table.add_row(str(r.rank) if r.rank is not None else os.path.basename(r.file),
+                      str(r.graphs), str(r.breaks), str(r.recompiles),
                       str(r.frames_skipped), f"{r.compile_s:.2f}", f"{r.records}{cut}")
     return table
 

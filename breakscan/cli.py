@@ -230,12 +230,12 @@ def _outputs(output: Optional[Path], html: Optional[Path] = None,
 
 def _target_sources(*targets: str) -> list[str]:
     """The files a target names (its own file; a module target's file), without importing."""
-    from .fixes import _target_file
+    from .sources import target_file
 
     found = []
     for target in targets:
         try:
-            file = _target_file(target)
+            file = target_file(target)
         except Exception:  # a malformed target fails later, with its own message
             file = None
         if file is not None:

@@ -26,7 +26,7 @@ from typing import Any, Callable
 from .files import content_hash, read_source, write_source_in_place
 from .options import Limits, ScanOptions, TimingOptions
 from .frames import display_path
-from .sources import module_file, source_tree
+from .sources import source_tree, target_file
 from .result import Fix, FixedScan, FixMetrics, ScanResult, whole
 from .rules import FIXES, fixes_for, rule_for_fix, rule_id
 
@@ -135,17 +135,11 @@ def gained(before: FixMetrics, after: FixMetrics) -> bool:
             or fewer(before.recompiles, after.recompiles))
 
 
-def _target_file(target: str) -> Path | None:
-    """The target's file: given (``FILE.py:NAME``) or found for its module (``pkg.mod:NAME``)."""
-    source = target.rpartition(":")[0]
-    return Path(source).resolve() if source.endswith(".py") else module_file(source)
-
-
 def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
     """Every fix worth trying for this result, refused ones included (with their reason)."""
     plans: list[FixPlan] = []
     seen: set[tuple[str, str | None, int | None]] = set()
-    target_file = _target_file(target)
+    own_file = target_file(target)
     before = metrics(result)
     for brk in result.breaks:
         category = brk.root_category
@@ -166,12 +160,12 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
                                          setting=setting, file=brk.file, line=brk.line,
                                          before=before), config))
         if category == "tensor_constant":
-            _plan_constants(plans, brk, target_file, before)
+            _plan_constants(plans, brk, own_file, before)
             continue
         source_fixes = fixes_for(category, "source")
         fix_id = source_fixes[0].id if source_fixes else None
         if fix_id is not None and brk.owner == "user":
-            _plan_source(plans, seen, fix_id, category, brk.file, brk.line, None, target_file,
+            _plan_source(plans, seen, fix_id, category, brk.file, brk.line, None, own_file,
                          before)
         elif brk.owner != "user" and brk.user_frame is not None:
             # A break inside a library: act at the user's own call into it, without editing
@@ -179,9 +173,9 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
             callee = _callee_after(brk)
             if callee:
                 _plan_source(plans, seen, "disable_call", category, brk.user_frame.file,
-                             brk.user_frame.line, callee, target_file, before)
+                             brk.user_frame.line, callee, own_file, before)
             _plan_source(plans, seen, "tolist_loop", category, brk.user_frame.file,
-                         brk.user_frame.line, None, target_file, before, quiet=True)
+                         brk.user_frame.line, None, own_file, before, quiet=True)
     plans.extend(_library_switches(result, before))
     plans.extend(_path_switches(result, before))
     if result.recompiles is not None and result.recompiles.recompiles and \
@@ -657,14 +651,14 @@ def _load_rewritten(target: str, load_kwargs: dict[str, Any], file: str, new_sou
     from .errors import ModelError, UsageError
     from .load import load_target
 
-    target_file = _target_file(target)
-    if target_file is None:
+    own_file = target_file(target)
+    if own_file is None:
         raise UsageError(f"not applicable: the file of {target} was not found")
-    tree, copy = _copy_tree(target_file, tmp)
+    tree, copy = _copy_tree(own_file, tmp)
     (copy / Path(file).resolve().relative_to(tree)).write_text(new_source, encoding="utf-8")
     _forget_modules_in(tree)
     name = target.rpartition(":")[2]
-    fixed = load_target(f"{copy / target_file.relative_to(tree)}:{name}", **load_kwargs)
+    fixed = load_target(f"{copy / own_file.relative_to(tree)}:{name}", **load_kwargs)
     try:
         fixed.model.load_state_dict(original.model.state_dict())
     except (RuntimeError, KeyError) as exc:

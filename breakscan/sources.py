@@ -70,3 +70,10 @@ def module_file(dotted: str, search: list[str] | None = None) -> Path | None:
             if candidate.is_file():
                 return candidate.resolve()
     return None
+
+
+def target_file(target: str) -> Path | None:
+    """The file of a target: given (``FILE.py:NAME``) or found for its module (``pkg.mod:NAME``),
+    without importing it."""
+    source = target.rpartition(":")[0]
+    return Path(source).resolve() if source.endswith(".py") else module_file(source)

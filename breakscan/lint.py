@@ -60,6 +60,9 @@ _CONTAINERS = frozenset({"int", "float", "bool", "str", "bytes", "list", "tuple"
                          "Callable", "None", "complex"})
 
 
+_HOOK_REGISTRATIONS = ("register_forward_hook", "register_forward_pre_hook")
+
+
 @dataclass(frozen=True)
 class _Job:
     """One function to lint, and how it was reached."""
@@ -103,6 +106,7 @@ class Walker(ast.NodeVisitor):
 
     def __init__(self, tree: ast.Module, source: str, path: str):
         self.path = path
+        self.tree = tree
         self.lines = source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
         self.found: dict[tuple[int, str], tuple[StaticFinding, bool]] = {}
         self.locals: set[str] = set()
@@ -228,6 +232,7 @@ class Walker(ast.NodeVisitor):
                 self.queue.append(_Job(None, self.functions[only], only))
             else:
                 raise UsageError(f"{self.path} has no class or function named {only!r}")
+        self.queue += self._hooks({job.cls for job in self.queue})
         seen: set = set()
         while self.queue:
             job = self.queue.pop(0)
@@ -237,6 +242,25 @@ class Walker(ast.NodeVisitor):
                 self._lint_function(job)
         items = sorted(self.found.values(), key=lambda f: (f[0].line, f[0].category))
         return [finding for finding, _ in items]
+
+    def _hooks(self, classes: set[str | None]) -> list[_Job]:
+        """Forward hooks run inside the compiled call like forward itself: every function this
+        file registers with ``register_forward_hook``/``register_forward_pre_hook`` (a module
+        function, or a method of a class being linted), as a job of its own."""
+        jobs = []
+        for node in ast.walk(self.tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and
+                    node.func.attr in _HOOK_REGISTRATIONS and node.args):
+                continue
+            hook = node.args[0]
+            if isinstance(hook, ast.Name) and hook.id in self.functions:
+                jobs.append(_Job(None, self.functions[hook.id], hook.id))
+            elif isinstance(hook, ast.Attribute) and isinstance(hook.value, ast.Name) and \
+                    hook.value.id == "self":
+                for cls in classes:
+                    if cls is not None and (found := self._method(cls, hook.attr)):
+                        jobs.append(_Job(cls, found[1], f"{found[0]}.{hook.attr}", True))
+        return jobs
 
     def _lint_function(self, job: _Job) -> None:
         self.job, self.blocks, self.nested = job, 0, {}

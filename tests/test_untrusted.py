@@ -503,3 +503,102 @@ def test_a_killed_breakscan_takes_its_child_along_and_leaves_no_folder(tmp_path)
     assert list(tmp_path.glob("breakscan-*"))  # SIGKILL left its folder...
     _remove_stale_work(str(tmp_path))
     assert not list(tmp_path.glob("breakscan-*"))  # ...which a later run removes
+
+
+# -- 6. rough edges a new user hit ------------------------------------------------------------------
+
+def test_a_timeout_names_the_users_line_never_the_standard_librarys(tmp_path):
+    from breakscan.isolate import user_line_from_stack
+
+    import runpy
+    import threading
+    import traceback
+
+    model = str(tmp_path / "model.py")
+    dump = ("Thread 0x00007f (most recent call first):\n"
+            f'  File "{threading.__file__}", line 320 in wait\n\n'
+            "Current thread 0x00007e (most recent call first):\n"
+            f'  File "{traceback.__file__}", line 364 in _get_code_position\n'
+            f'  File "{model}", line 20 in forward\n'
+            f'  File "{runpy.__file__}", line 88 in _run_code\n')
+    assert user_line_from_stack(dump) == f" at {model}:20 in forward"
+    only_stdlib = dump.replace(f'  File "{model}", line 20 in forward\n', "")
+    assert user_line_from_stack(only_stdlib) == " (no line of your code was on the stack)"
+
+
+def test_tables_say_what_was_not_measured_and_what_was_cached():
+    import io
+
+    from breakscan.report.html import to_html
+    from breakscan.report.terminal import console, render_runs
+    from breakscan.result import ModelRun
+
+    runs = [ModelRun(target=f"t{k}", result=scan(f"{SAMPLES / 'tensor_branch.py'}:TensorIf",
+                                                 input_shapes=["8,16"]), cached=bool(k))
+            for k in range(2)]
+    out = console(file=io.StringIO(), width=100)
+    render_runs(runs, out, quiet=True)
+    table = out.file.getvalue().split("breakscan check")[1]
+    assert "no gate (cached)" in table and " 0 " not in table.split("\n", 3)[3]
+    assert "│ -          │" in table  # recompiles: never varied
+    assert "no gate (cached)" in to_html(runs)
+
+
+def test_gate_details_use_the_paths_the_report_uses():
+    from breakscan.gate import evaluate
+    from breakscan.options import GateOptions
+
+    result = scan(f"{SAMPLES / 'tensor_branch.py'}:TensorIf", input_shapes=["8,16"])
+    (check,) = evaluate(result, GateOptions(max_breaks=0)).checks
+    assert "at sample_models/tensor_branch.py:24 " in check.detail
+
+
+def test_rule_ids_and_fix_names_are_never_cut_mid_word():
+    import io
+
+    from breakscan.report.terminal import console, render_rule_list
+    from breakscan.rules import CATALOGUE
+
+    out = console(file=io.StringIO(), width=100)
+    render_rule_list(CATALOGUE, out)
+    text = out.file.getvalue()
+    for word in ("capture_scalar_outputs", "capture_dynamic_output_shape_ops", "BS012",
+                 "constant-in-tensor"):
+        assert word in text, word
+
+
+def test_a_guard_failure_is_listed_once():
+    from breakscan.recompiles import parse_recompile_message
+
+    text = ("Recompiling function forward in /m.py:12\n    triggered by the following guard "
+            "failure(s):\n    - 0/0: tensor 'x' size mismatch at index 0. expected 8, actual 4\n"
+            "    - 0/0: tensor 'x' size mismatch at index 0. expected 8, actual 4\n")
+    rec = parse_recompile_message(text)
+    assert rec is not None and rec.reasons == [
+        "tensor 'x' size mismatch at index 0. expected 8, actual 4"]
+
+
+def test_no_none_leaks_into_text():
+    from breakscan.fixes import judge
+    from breakscan.result import Correctness, FixedScan, FixMetrics
+
+    result = scan(f"{SAMPLES / 'tensor_branch.py'}:TensorIf", input_shapes=["8,16"])
+    before = FixMetrics(graph_count=2, breaks=1, recompiles=None, compiled_s=None, speedup=None,
+                        graph_calls_per_call=2.0, eager_gaps_per_call=1.0)
+    fix = Fix(rule="BS002", fix_id="x", kind="setting", title="t", category="item",
+              before=before)
+    judge(fix, FixedScan(result=result, same_outputs=Correctness(True, 0.0, None)),
+          dynamic=False)
+    assert fix.status == "no effect" and "None" not in fix.reason
+    proc = run_cli("trace", str(RECORDED.parent), env={"COLUMNS": "200"})
+    assert proc.returncode == 0, proc.stderr
+    assert "None" not in proc.stdout and "explain reason" not in proc.stdout
+
+
+def test_standalone_lint_claims_no_scan(tmp_path):
+    model = tmp_path / "m.py"
+    model.write_text("import numpy as np\nimport torch\nfrom torch import nn\n\n\n"
+                     "class M(nn.Module):\n    def forward(self, x):\n"
+                     "        return x * np.cos(1.0)\n")
+    proc = run_cli("lint", str(model))
+    assert "(a scan tells)" in proc.stdout and "the scan confirms" not in proc.stdout

@@ -782,11 +782,13 @@ def render_rule_list(rules: tuple[Rule, ...], console: Console) -> None:
     table = _Table(title="breakscan rules (breakscan rules ID explains one)",
                   title_justify="left")
     for column in ("id", "name", "title", "Dynamo ids", "fixes"):
-        # Words wrap whole (never `capture_scalar_outp|uts`); ids and names never wrap.
-        table.add_column(column, no_wrap=column in ("id", "name"))
+        # Ids, names and fix ids are never cut (`capture_scalar_outp|uts`): one fix per line;
+        # the title and the registry ids wrap at spaces in what is left.
+        table.add_column(column, no_wrap=column in ("id", "name", "fixes"),
+                         ratio=1 if column in ("title", "Dynamo ids") else None)
     for rule in rules:
         table.add_row(rule.id, rule.name, rule.title, ", ".join(rule.gb_ids) or "-",
-                      ", ".join(rule.fixes) or "-")
+                      "\n".join(rule.fixes) or "-")
     console.print(table)
 
 

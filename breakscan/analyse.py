@@ -179,15 +179,32 @@ def disabled_function(item: RootBreak) -> Frame | None:
     if m is None:
         return None
     qualname = m.group("name")
-    name = qualname.rpartition(".")[2]
+    path = [p for p in qualname.split(".") if p != "<locals>"]
     files = dict.fromkeys([item.file] + [f.file for f in reversed(item.call_chain)])
-    for file in files:
-        tree = module_ast(file)
-        for node in ast.walk(tree) if tree is not None else ():
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+    for exact in (True, False):  # Block.forward, not the first `forward` of the file
+        for file in files:
+            tree = module_ast(file)
+            node = _defined(tree, path) if exact and tree is not None else None
+            if not exact and tree is not None:
+                node = next((n for n in ast.walk(tree) if isinstance(
+                    n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == path[-1]), None)
+            if node is not None:
                 first = min([node.lineno] + [d.lineno for d in node.decorator_list])
                 return Frame(file, first, qualname, _source(file, first))
     return Frame("", 0, qualname)
+
+
+def _defined(scope: ast.AST, path: list[str]) -> ast.AST | None:
+    """The class or function ``a.b.c`` defined in ``scope`` (nested functions skipped over)."""
+    if not path:
+        return scope
+    for node in ast.walk(scope):
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.name == path[0] and node is not scope:
+            found = _defined(node, path[1:])
+            if found is not None:
+                return found
+    return None
 
 
 def _disabled_advice(item: RootBreak) -> str:
@@ -820,9 +837,26 @@ def _constants_behind(brk: RootBreak, constants: list[ModuleConstant]) -> list[M
         use = re.compile(rf"\bself\.{re.escape(const.attr)}\b")
         if const.attr in named or any(
                 use.search(text) and _class_at(file, line) in (const.classes or [const.cls])
+                and (inputs or _used_as_is(file, line, const.attr))
                 for file, line, text in lines):
             found.append(const)
     return found
+
+
+def _used_as_is(file: str, line: int, attr: str) -> bool:
+    """``self.<attr>`` on ``line`` is handed on as it is (an argument, a pad amount in a tuple,
+    a slice bound, a comparison, ``.item()`` of it), not mixed into arithmetic with other
+    values: without Dynamo's provenance, only then is the constant the value behind the
+    break (``(x * self.scale).sum().item()`` depends on ``x``)."""
+    tree = module_ast(file)
+    for node in ast.walk(tree) if tree is not None else ():
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Attribute) and child.attr == attr and \
+                    isinstance(child.value, ast.Name) and child.value.id == "self" and \
+                    getattr(child, "lineno", None) == line and \
+                    not isinstance(node, (ast.BinOp, ast.UnaryOp, ast.BoolOp)):
+                return True
+    return False
 
 
 def link_module_constants(result: Any, constants: list[ModuleConstant]) -> None:

@@ -81,6 +81,19 @@ def _checksum(result: ScanResult) -> str:
     return hashlib.sha256(dumps(result).encode()).hexdigest()
 
 
+def input_files(options: ScanOptions) -> set[str]:
+    """The user's ``--inputs FILE.py:fn`` file: read, never compiled, so no record names it."""
+    from .sources import target_file
+
+    if not options.inputs:
+        return set()
+    try:
+        file = target_file(options.inputs)
+    except Exception:  # a malformed spec fails elsewhere, with its own message
+        return set()
+    return {os.path.realpath(file)} if file is not None and is_user_file(str(file)) else set()
+
+
 @dataclass
 class ResultCache:
     """``.breakscan_cache/`` under ``root`` (the folder of the config that lists the targets)."""
@@ -119,7 +132,7 @@ class ResultCache:
                 or entry.get("checksum") != _checksum(result):
             return None
         try:
-            needed = source_files(target, result)
+            needed = source_files(target, result) | input_files(options)
         except Exception:  # a result whose records do not hold together
             return None
         if not needed or set(files) != needed or any(
@@ -134,7 +147,8 @@ class ResultCache:
 
         if result.partial:
             return
-        files = {f: _digest(f) for f in sorted(source_files(target, result))}
+        files = {f: _digest(f) for f in sorted(source_files(target, result) |
+                                              input_files(options))}
         if not files or None in files.values():
             return  # a result with no readable file behind it can never be checked again
         key = self.key(target, options)
@@ -145,9 +159,14 @@ class ResultCache:
             ignore = self.folder / ".gitignore"
             if not ignore.exists():
                 ignore.write_text("# breakscan's result cache (breakscan check)\n*\n")
+            text = dumps(entry)
             fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(dumps(entry))
-            os.replace(tmp, self.folder / f"{key}.json")
-        except OSError:
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(text)
+                os.replace(tmp, self.folder / f"{key}.json")
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+        except (OSError, ValueError):  # a full disk; a result that is no record (DataError)
             pass

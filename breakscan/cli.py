@@ -189,7 +189,8 @@ def scan(
 
     try:
         _check_output(output, output_format)
-        refuse_over_sources(_outputs(output, html, write_baseline), _target_sources(target))
+        refuse_over_sources(_outputs(output, html, write_baseline),
+                            _target_sources(target, *([inputs] if inputs else [])))
         if write and not fix:
             raise UsageError("--write applies verified fixes: use it with --fix")
         gate = gate_options(max_breaks=max_breaks, max_graphs=max_graphs,
@@ -212,7 +213,7 @@ def scan(
         if run.error is not None and run.exit_code != EXIT_MODEL_FAILED and \
                 not run.interrupted:
             _fail_run(run, debug)  # bad input: nothing ran, nothing to report
-        if fix and run.error is None:
+        if fix and run.error is None and run.result.compile_error is None:
             stopped = _fix(target, options, run.result, limits, write)
             if stopped is not None:  # interrupted mid-way: report what was verified so far
                 run.error, run.exit_code = stopped
@@ -532,8 +533,11 @@ def check(
                               on_stage=on_stage, jobs=jobs, cache=cache)
         refuse_over_sources(_outputs(output, html, write_baseline), _result_sources(runs))
         if write_baseline is not None:
-            save_baseline(write_baseline, [r.result for r in runs
-                                           if r.result is not None and r.error is None])
+            try:
+                save_baseline(write_baseline, [r.result for r in runs
+                                               if r.result is not None and r.error is None])
+            except OSError as exc:
+                raise UsageError(f"cannot write {write_baseline}: {exc.strerror}") from None
         _emit(runs, output_format, output, quiet=quiet, verbose=False, single=False)
         if html is not None:
             _write_html(runs, html)
@@ -579,10 +583,12 @@ def compare(
     from .compare import compare_targets
     from .options import Limits, ScanOptions, TimingOptions
     from .report import terminal
-    from .files import write_atomic
+    from .files import refuse_over_sources, write_atomic
 
     try:
         _check_output(output, output_format)
+        sources = _target_sources(target_a, target_b, *([inputs] if inputs else []))
+        refuse_over_sources(_outputs(output, html), sources)
         if output_format not in (OutputFormat.terminal, OutputFormat.json):
             raise UsageError("compare writes --format terminal or json")
         options = ScanOptions(input_shapes=input_shape or (), dtype=dtype, device=device,
@@ -603,7 +609,12 @@ def compare(
             if output is None:
                 sys.stdout.write(text)
             else:
-                write_atomic(output, text)
+                refuse_over_sources(_outputs(output, html),
+                                    sources + _result_sources([comparison.a, comparison.b]))
+                try:
+                    write_atomic(output, text)
+                except OSError as exc:
+                    raise UsageError(f"cannot write {output}: {exc.strerror}") from None
         if output_format is OutputFormat.terminal or output is not None:
             terminal.render_comparison(comparison, make_console())
         if html is not None:

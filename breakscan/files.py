@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Iterable
@@ -16,14 +17,20 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
     (``-o /dev/stdout``, ``-o /dev/null``, a named pipe) is written into directly, never replaced.
     """
     target = Path(path)
-    if target.is_symlink():
-        target = target.resolve()
-    if target.exists() and not target.is_file():
-        if target.is_dir():
+    try:
+        info = os.stat(target)  # follows links: /dev/stdout -> a pipe, a FIFO, a device
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:  # a symlink loop (ELOOP), a path through a file
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        if stat.S_ISDIR(info.st_mode):
             raise IsADirectoryError(21, "Is a directory", str(target))
-        with open(target, "w", encoding="utf-8") as fh:
+        with open(target, "w", encoding="utf-8") as fh:  # written into, never replaced
             fh.write(text)
         return
+    if target.is_symlink():
+        target = Path(os.path.realpath(target))
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
                                dir=target.parent if str(target.parent) else ".")
     try:

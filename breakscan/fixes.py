@@ -60,8 +60,9 @@ def hinted_settings(brk: Any) -> list[tuple[str, Any]]:
             if (m.group("name"), value) not in found:
                 found.append((m.group("name"), value))
     if any(_HINTED_SET.search(t or "") for t in texts):
-        names = [m.group("fn") for t in texts for m in _LOGGING_FN.finditer(t or "")
-                 if "torch._dynamo" not in m.group("fn")]
+        # The explanation names the function this break calls; a hint's may be an example.
+        names = [m.group("fn") for t in [brk.explanation, *brk.hints]
+                 for m in _LOGGING_FN.finditer(t or "") if "torch._dynamo" not in m.group("fn")]
         if names:
             for setting in LOGGING_SETTINGS:
                 found.append((setting, {"functions": [names[0]]}))
@@ -375,7 +376,7 @@ def _plan_constants(plans: list[FixPlan], brk: Any, target_file: Path | None,
             plans.append(FixPlan(fix, {}))
             continue
         fix.diff = unified_diff(source, rewrite.new_source, display_path(file))
-        plans.append(FixPlan(fix, {}, new_source=rewrite.new_source))
+        plans.append(FixPlan(fix, {}, new_source=rewrite.new_source, constants=spec))
 
 
 def apply_constants(model: Any, spec: dict[str, list[str]]) -> int:
@@ -595,6 +596,8 @@ def write_fixes(fixes: list[Fix]) -> list[str]:
             if rewrite.new_source is not None:
                 source = rewrite.new_source
                 fix.written = True
+        if not any(f.written for f in file_fixes):
+            continue  # nothing to change: the file stays as it is, no backup
         backup = _free_name(path.with_name(path.name + ".breakscan.bak"))
         try:
             shutil.copy2(path, backup)
@@ -610,7 +613,7 @@ def write_fixes(fixes: list[Fix]) -> list[str]:
 
 def _free_name(path: Path) -> Path:
     candidate, number = path, 1
-    while candidate.exists():
+    while os.path.lexists(candidate):  # a dangling link is taken too: never written through
         number += 1
         candidate = path.with_name(f"{path.name}.{number}")
     return candidate
@@ -647,7 +650,7 @@ def _copy_tree(target_file: Path, tmp: Path) -> tuple[Path, Path]:
 
 
 def _load_rewritten(target: str, load_kwargs: dict[str, Any], file: str, new_source: str,
-                    original: Any, tmp: Path) -> Any:
+                    original: Any, tmp: Path, removed: frozenset[str] = frozenset()) -> Any:
     from .errors import ModelError, UsageError
     from .load import load_target
 
@@ -660,7 +663,10 @@ def _load_rewritten(target: str, load_kwargs: dict[str, Any], file: str, new_sou
     name = target.rpartition(":")[2]
     fixed = load_target(f"{copy / own_file.relative_to(tree)}:{name}", **load_kwargs)
     try:
-        fixed.model.load_state_dict(original.model.state_dict())
+        state = original.model.state_dict()
+        if removed:  # constants made Python values: no longer in the state dict
+            state = {k: v for k, v in state.items() if k.rpartition(".")[2] not in removed}
+        fixed.model.load_state_dict(state)
     except (RuntimeError, KeyError) as exc:
         raise ModelError(f"the rewritten model's parameters differ from the original's: "
                          f"{' '.join(str(exc).split())[:200]}") from exc
@@ -727,8 +733,10 @@ def scan_with_fix(request: dict[str, Any], on_stage: Callable[[str, Any], None],
                                      dir=os.environ.get("BREAKSCAN_WORK")) as tmp:
         fixed = original
         if fix["kind"] == "source":
+            removed = frozenset(a for attrs in (fix.get("constants") or {}).values()
+                                for a in attrs)
             fixed = _load_rewritten(target, load, fix["file"], fix["new_source"], original,
-                                    Path(tmp))
+                                    Path(tmp), removed)
         elif fix["kind"] == "switch":
             fixed = load_target(target, **load)  # a second copy, same seed: same weights
             apply_switch(fixed, fix["switch"])

@@ -277,7 +277,8 @@ def _outcome(target: str, work: Path, returncode: int, *, timed_out: bool,
         message = f"interrupted ({INTERRUPT_CODES.get(interrupted, interrupted)}) during {stage}"
         code, detail = 128 + interrupted, tail
     elif final is not None and "error" in final and not timed_out:
-        message, code, detail = final["error"], final["exit_code"], final.get("traceback", "")
+        message, code = final["error"], final.get("exit_code", EXIT_MODEL_FAILED)
+        detail = final.get("traceback", "")
     elif timed_out:
         where = user_line_from_stack(stderr)
         what = "program" if stage.startswith("program") else "model"

@@ -404,7 +404,10 @@ def module_constants(model: nn.Module) -> list["ModuleConstant"]:
         plain = {k: v for k, v in vars(module).items() if isinstance(v, torch.Tensor)}
         for kind, tensors in (("buffer", buffers), ("parameter", params), ("attribute", plain)):
             for name, tensor in tensors.items():
-                value = _constant_value(tensor)
+                try:
+                    value = _constant_value(tensor)
+                except Exception:  # a lazy module's uninitialized buffer, a tensor subclass
+                    continue
                 if value is None:
                     continue
                 key = (file, cls.__qualname__, name)
@@ -417,7 +420,8 @@ def module_constants(model: nn.Module) -> list["ModuleConstant"]:
                     kind=kind, value=value, line=where[1] if where else None,
                     code=where[2] if where else "",
                     classes=[c.__name__ for c in cls.__mro__ if c.__module__ and
-                             not c.__module__.startswith("torch")])
+                             c.__module__ != "torch" and
+                             not c.__module__.startswith("torch.")])
     return list(found.values())
 
 

@@ -230,3 +230,17 @@ def test_markup_in_source_reasons_file_names_and_output_is_shown_literally(tmp_p
     assert '[bold red]alert[/bold red] [/] :smile:' in out  # the source and the output
     assert "odd[bold]name.py" in out
     assert "😄" not in out
+
+
+def test_a_value_computed_from_the_input_is_not_blamed_on_a_constant():
+    result = scan(f"{CASES}:ScaledItem", input_shapes=["4,16"])
+    (brk,) = result.breaks
+    assert brk.category == "item" and not brk.constants
+
+
+def test_a_disabled_method_is_found_by_its_qualified_name():
+    result = scan(f"{CASES}:CallsDisabledMethod", input_shapes=["4,16"])
+    (brk,) = result.breaks
+    line = locate("@torch.compiler.disable", CASES)[1]
+    assert f"(advice_cases.py:{line})" in brk.suggestion and "DisabledBlock.forward" in \
+        brk.suggestion

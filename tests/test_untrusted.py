@@ -602,3 +602,41 @@ def test_standalone_lint_claims_no_scan(tmp_path):
                      "        return x * np.cos(1.0)\n")
     proc = run_cli("lint", str(model))
     assert "(a scan tells)" in proc.stdout and "the scan confirms" not in proc.stdout
+
+
+def test_the_cache_is_invalidated_by_an_edited_inputs_file(tmp_path):
+    shutil.copy(SAMPLES / "tensor_branch.py", tmp_path / "tensor_branch.py")
+    (tmp_path / "inp.py").write_text("import torch\n\ndef make():\n"
+                                     "    return (torch.ones(8, 16),)\n")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.breakscan]\n[[tool.breakscan.targets]]\ntarget = "tensor_branch.py:TensorIf"\n'
+        'inputs = "inp.py:make"\n')
+    first = run_cli("check", "-f", "json", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    (tmp_path / "inp.py").write_text("import torch\n\ndef make():\n"
+                                     "    return (torch.zeros(8, 16),)\n")
+    again = run_cli("check", "-f", "json", cwd=tmp_path)
+    (model,) = json.loads(again.stdout)["models"]
+    assert model["cached"] is False
+
+
+def test_a_report_into_a_pipe_through_dev_stdout():
+    import subprocess
+    import sys
+
+    proc = subprocess.run(f"{sys.executable} -m breakscan trace {RECORDED} -f json -o "
+                          "/dev/stdout | cat", shell=True, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0 and "cannot write" not in proc.stderr
+    doc, _ = json.JSONDecoder().raw_decode(proc.stdout)  # then the summary lines
+    assert doc["schema_version"] and "wrote /dev/stdout" in proc.stdout
+
+
+def test_compare_never_replaces_a_models_file(tmp_path):
+    model = tmp_path / "tensor_branch.py"
+    shutil.copy(SAMPLES / "tensor_branch.py", model)
+    before = model.read_bytes()
+    proc = run_cli("compare", f"{model}:TensorIf", f"{model}:TensorWhere", "-s", "8,16",
+                   "-f", "json", "-o", str(model))
+    assert proc.returncode == 2 and "a file the scan reads" in proc.stderr
+    assert model.read_bytes() == before

@@ -50,7 +50,9 @@ def to_github(runs: list[ModelRun]) -> str:
             for rec in recompiles:  # each recompile at the guard's line (else the function's)
                 file, line = recompile_location(rec)
                 reasons = "; ".join(rec.reasons) or "guard failed"
-                lines.append(f"::error file={_escape_property(file)},line={line},"
+                where = f"file={_escape_property(file)},line={line}," \
+                    if file and file != "?" and line and line >= 1 else ""
+                lines.append(f"::error {where}"
                              f"title={_escape_property('breakscan gate: recompile')}::"
                              + _escape_data(f"{summary}\n{rec.function}() recompiled: {reasons}"))
             if not recompiles:

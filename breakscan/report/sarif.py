@@ -66,15 +66,17 @@ def to_sarif(runs: list[ModelRun]) -> str:
         for rec in recompiles:
             file, line = recompile_location(rec)
             reasons = "; ".join(rec.reasons) or "guard failed"
-            results.append({
+            found = {
                 "ruleId": "recompile", "ruleIndex": len(rules) - 1,
                 "level": "error" if recompile_failed else "warning",
                 "message": {"text": f"{rec.function}() recompiled in {run.target}: {reasons}"},
-                "locations": [{"physicalLocation": {
-                    "artifactLocation": {"uri": quote(file), "uriBaseId": "%SRCROOT%"},
-                    "region": {"startLine": line}}}],
                 "properties": {"target": run.target, "input_set": rec.input_set},
-            })
+            }
+            if file and file != "?" and line and line >= 1:  # SARIF lines start at 1
+                found["locations"] = [{"physicalLocation": {
+                    "artifactLocation": {"uri": quote(file), "uriBaseId": "%SRCROOT%"},
+                    "region": {"startLine": line}}}]
+            results.append(found)
     doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
         "tool": {"driver": {"name": "breakscan", "version": __version__,
                             "informationUri": "https://pypi.org/project/breakscan/",

@@ -262,8 +262,7 @@ def _path_switches(result: ScanResult, before: FixMetrics) -> list[FixPlan]:
         where = "config" if switch.on_config else "/".join(switch.classes)
         title = (f"switch on the path: {where}.{switch.attr} = {value}{semantics}, read at "
                  + "; ".join(switch.tests[:2]).replace(" `", " `", 1))
-        brk = next((b for b in result.breaks if any(
-            t.startswith(f"{b.file}:") for t in switch.tests)), result.breaks[0])
+        brk = next(b for b in result.breaks if (b.file, b.line) in switch.sites)
         plans.append(FixPlan(Fix(rule=rule_id(brk.root_category),
                                  fix_id=fix_id, kind="switch",
                                  title=title, category=brk.root_category, setting=switch.code(),
@@ -312,8 +311,13 @@ def _plan_source(plans: list[FixPlan], seen: set, fix_id: str, category: str, fi
     fix = Fix(rule=rule, fix_id=fix_id, kind="source", title=fix_id, category=category,
               file=file, line=line, before=before, call=call)
     drop = quiet or category in _REWRITE_AS
-    tree = source_tree(target_file).tree if target_file is not None else None
-    if tree is None or not Path(file).resolve().is_relative_to(tree):
+    sources = source_tree(target_file) if target_file is not None else None
+    tree = sources.tree if sources is not None else None
+    # A lone file's copy holds its folder's .py files, not subfolders: a file down there
+    # could not be verified from the copy.
+    lone_sub = sources is not None and sources.package_dir is None and \
+        Path(file).resolve().parent != tree
+    if tree is None or not Path(file).resolve().is_relative_to(tree) or lone_sub:
         if not drop:
             where = f" ({display_path(str(tree))})" if tree else ""
             fix.reason = ("refused: source fixes rewrite only files of the target's own folder "

@@ -38,6 +38,7 @@ class Switch:
     classes: list[str] = field(default_factory=list)  # modules whose method tests it
     tests: list[str] = field(default_factory=list)  # "file:line `test`" where it is read
     breaks: int = 0  # how many breaks it may remove
+    sites: list[tuple[str, int]] = field(default_factory=list)  # those breaks' file:line
 
     @property
     def training_semantics(self) -> bool:
@@ -192,6 +193,7 @@ def search(breaks: list[Any]) -> list[Switch]:
                 have.classes += [c for c in switch.classes if c not in have.classes]
                 have.tests += [t for t in switch.tests if t not in have.tests]
             have.breaks += 1
+            have.sites.append((brk.file, brk.line))
     ranked = sorted(merged.values(), key=lambda s: (-s.breaks, s.training_semantics, s.attr))
     return ranked[:MAX_SWITCHES]
 

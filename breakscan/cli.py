@@ -407,6 +407,7 @@ def run(
     and a program that fails or is stopped ends with exit 3 and the report of what it compiled.
     """
     from .options import Limits, ProgramOptions, gate_options
+    from .files import refuse_over_sources
     from .runner import run_program
 
     try:
@@ -416,8 +417,6 @@ def run(
                                  capture_only=capture_only, quiet=quiet, verbose=verbose)
         options.check()
         _check_output(output, output_format)
-        from .files import refuse_over_sources
-
         refuse_over_sources(_outputs(output, html, write_baseline), [script or ""])
         label = " ".join(options.command)
         gate = gate_options(max_breaks=max_breaks, max_graphs=max_graphs,

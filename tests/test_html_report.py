@@ -371,8 +371,9 @@ def test_every_sample_model_renders_in_chromium_with_the_json_facts(tmp_path):
         sec = section(doc, k)
         for key, value in facts["summary"].items():
             (row,) = sec.find("tr", data_key=key)
-            shown = str(int(value)) if isinstance(value, float) and value.is_integer() \
-                else str(value)  # a per-call average that is a whole number reads as one
+            shown = "-" if value is None else str(int(value)) \
+                if isinstance(value, float) and value.is_integer() \
+                else str(value)  # a per-call average that is a whole number reads as one; none counted reads "-"
             assert row.find("td")[0].text().strip() == shown, (run.target, key)
         user_lines = {(b["file"], b["line"]) for b in facts["breaks"] if b["owner"] == "user"}
         marked = [n for n in sec.iter() if n.tag == "tr" and "brk" in n.classes()]

@@ -1,175 +1,146 @@
-"""Capture overhead: breakscan's capture + analysis vs a bare ``torch._dynamo.explain``.
+"""What a scan costs against the explain a user would otherwise run (not a test).
 
-Both run in this one process on freshly built copies of the same model (same seed) and the same
-inputs, interleaved, after a warm-up, and the median of several repeats is reported. The goal is
-a ratio of at most 1.25x per captured call: breakscan's records come from the same Dynamo pass
-as explain's, so the extra cost is the log handlers, the bytecode hook, the metrics read and the
-analysis. A scan captures two calls (the first call of the fresh model, then a later call, to
-tell first-call-only breaks apart); the next columns time both, against one bare explain. The
-last column is the run-time count (``capture.run_counted``: the compiled model called again after
-a warm-up, graph calls and returns to Python counted), a pass of its own.
+Two comparisons, each interleaved (A, B, A, B, ...) after one warm-up run of each, medians with
+95 % intervals (``breakscan.stats``):
 
-    python benchmarks/capture_overhead.py            # all sample models + two larger models
-    python benchmarks/capture_overhead.py --repeats 9
+- **whole process**: ``breakscan scan TARGET -f json -o FILE`` (everything a user waits for:
+  the CLI, the isolated scan process, load, lint, the three calls of the one compiled model,
+  the eager run, analysis, the report) against a process that builds the same fresh model and
+  runs a bare ``torch._dynamo.explain`` on it (``--bare``). Goal: at most 1.25x.
+- **capture, in one process**: the scan's first compiled call with everything it records and its
+  analysis (the ``explain`` stage of ``result.stages``) against a bare explain of another fresh
+  copy of the model; also shown, the three calls together (``explain`` + ``later call`` +
+  ``run-time counts``). Goal: at most 1.1x for the capture.
+
+    python benchmarks/capture_overhead.py                 # a sample and a real 22-graph model
+    python benchmarks/capture_overhead.py --repeats 9 --only sample
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import contextlib
 import io
+import os
 import platform
-import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
-from typing import Callable
-
-import torch
-from torch import nn
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from breakscan.analyse import analyse  # noqa: E402
-from breakscan.capture import run_explain  # noqa: E402
-from breakscan.dynamo import clean_dynamo_state  # noqa: E402
-from breakscan.load import load_target  # noqa: E402
+HF = "tests/fixtures/third_party/hf_models.py"
+MODELS = {  # name -> (target, scan options as CLI arguments)
+    "sample": ("sample_models/per_layer_branch.py:PerLayerBranch", ["--input-shape", "8,16"]),
+    "mimi": (f"{HF}:mimi", ["--inputs", f"{HF}:codec_inputs"]),
+}
 
 
-class DeepMLP(nn.Module):
-    """24 Linear+GELU layers with a `.item()` log in the middle: a larger graph to trace."""
+def _load(target: str, cli: list[str]):
+    from breakscan.load import load_target
 
-    def __init__(self, width: int = 64, depth: int = 24):
-        super().__init__()
-        self.layers = nn.ModuleList(nn.Linear(width, width) for _ in range(depth))
-
-    def forward(self, x):
-        for i, layer in enumerate(self.layers):
-            x = nn.functional.gelu(layer(x))
-            if i == len(self.layers) // 2:
-                self.mid_norm = x.norm().item()
-        return x
+    options = dict(zip(cli[::2], cli[1::2]))
+    return load_target(target, input_shapes=[options["--input-shape"]]
+                       if "--input-shape" in options else None,
+                       inputs=options.get("--inputs"))
 
 
-class SmallTransformer(nn.Module):
-    """torch's own 2-layer TransformerEncoder (batch_first), no breaks."""
+def bare_explain(target: str, cli: list[str]) -> float:
+    """A fresh model, one bare explain (prints and warnings kept off the terminal, as a scan
+    does); returns explain's seconds."""
+    import torch
 
-    def __init__(self, d_model: int = 64):
-        super().__init__()
-        layer = nn.TransformerEncoderLayer(d_model, nhead=4, dim_feedforward=128,
-                                           batch_first=True, dropout=0.0)
-        self.encoder = nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
-
-    def forward(self, x):
-        return self.encoder(x)
-
-
-def sample_targets() -> list[tuple[str, Callable[[], tuple]]]:
-    targets = []
-    for path in sorted((ROOT / "sample_models").glob("*.py")):
-        for node in ast.parse(path.read_text()).body:
-            doc = (ast.get_docstring(node) or "") if isinstance(node, ast.ClassDef) else ""
-            # A model that does not compile has no explain to compare with (it raises).
-            if "Expected scan" in doc and "compile_error:" not in doc:
-                def make(target=f"{path}:{node.name}") -> tuple:
-                    loaded = load_target(target, input_shapes=["8,16"])
-                    return loaded.fn, loaded.args
-                targets.append((f"{path.name}:{node.name}", make))
-    return targets
-
-
-def bare_explain(fn, args) -> float:
-    """What a user would do by hand: reset Dynamo, run explain once."""
+    loaded = _load(target, cli)
     start = time.perf_counter()
-    clean_dynamo_state()
-    # breakscan also keeps the model's prints and Dynamo's warnings off the terminal
     with torch.no_grad(), contextlib.redirect_stdout(io.StringIO()), \
             contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch._dynamo.explain(fn)(*args)
-    return time.perf_counter() - start
+        torch._dynamo.explain(loaded.fn)(*loaded.args, **loaded.kwargs)
+    seconds = time.perf_counter() - start
+    torch._dynamo.reset()
+    return seconds
 
 
-def breakscan_capture(fn, args) -> float:
-    """breakscan's capture stage and analysis of one call, end to end (resets included)."""
+def scan_stages(target: str, cli: list[str]) -> dict[str, float]:
+    """A fresh model, scanned in this process: seconds per stage."""
+    from breakscan.options import ScanOptions
+    from breakscan.pipeline import scan_loaded
+
+    loaded = _load(target, cli)
+    return scan_loaded(loaded, ScanOptions()).stages
+
+
+def _process(command: list[str]) -> float:
     start = time.perf_counter()
-    analyse(run_explain(fn, args, {}))
+    subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     return time.perf_counter() - start
 
 
-def breakscan_two_calls(fn, args) -> float:
-    """What a scan captures: the first call, then a later call, compared."""
-    from breakscan.analyse import compare_calls
-    from breakscan.result import ScanResult
-
-    start = time.perf_counter()
-    found = analyse(run_explain(fn, args, {}))
-    result = ScanResult(target="", method="forward", torch_version="", python_version="",
-                        device="cpu", training=False, inputs=[], summary=found.summary,
-                        explain=found.explain, graphs=found.graphs, breaks=found.breaks,
-                        frames=found.frames, discrepancies=found.discrepancies,
-                        capture_seconds=0.0)
-    compare_calls(result, run_explain(fn, args, {}))
-    return time.perf_counter() - start
+def whole_process(target: str, cli: list[str], repeats: int) -> tuple[list[float], list[float]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        scan = [sys.executable, "-m", "breakscan", "scan", target, *cli, "-f", "json", "-o",
+                os.path.join(tmp, "scan.json")]
+        bare = [sys.executable, __file__, "--bare", target, *cli]
+        _process(bare), _process(scan)  # warm-up: page cache, .pyc files
+        times: tuple[list[float], list[float]] = ([], [])
+        for _ in range(repeats):
+            times[0].append(_process(bare))
+            times[1].append(_process(scan))
+    return times
 
 
-def breakscan_runtime_counts(fn, args) -> float:
-    """The run-time count every scan adds: compile (eager backend), warm up, count 3 calls."""
-    from breakscan.capture import run_counted
-
-    start = time.perf_counter()
-    run_counted(fn, args, {}, training=False, eager_frames=set())
-    return time.perf_counter() - start
-
-
-def measure(make: Callable[[], tuple], repeats: int) -> tuple[float, float, float, float]:
-    """Medians of (bare explain, breakscan one call, breakscan two calls, run-time counts),
-    each on a fresh model."""
-    bare, ours, both, counts = [], [], [], []
-    bare_explain(*make())  # warm-up: imports, lazy init
-    breakscan_capture(*make())
+def in_process(target: str, cli: list[str], repeats: int
+               ) -> tuple[list[float], list[float], list[float]]:
+    bare_explain(target, cli), scan_stages(target, cli)  # warm-up: imports, lazy init
+    bare, first, three = [], [], []
     for _ in range(repeats):
-        bare.append(bare_explain(*make()))
-        ours.append(breakscan_capture(*make()))
-        both.append(breakscan_two_calls(*make()))
-        counts.append(breakscan_runtime_counts(*make()))
-    return (statistics.median(bare), statistics.median(ours), statistics.median(both),
-            statistics.median(counts))
+        bare.append(bare_explain(target, cli))
+        stages = scan_stages(target, cli)
+        first.append(stages["explain"])
+        three.append(stages["explain"] + stages["later call"] + stages["run-time counts"])
+    return bare, first, three
+
+
+def _line(name: str, base: list[float], ours: list[float], goal: float) -> str:
+    from breakscan.stats import median_interval, speedup_interval
+
+    b, o = median_interval(base), median_interval(ours)
+    ratio = speedup_interval(ours, base)
+    verdict = "within" if ratio.high <= goal else ("over" if ratio.low > goal else "around")
+    return (f"| {name} | {b.value:.2f} s | {o.value:.2f} s | **{ratio.value:.2f}x** "
+            f"({ratio.low:.2f}-{ratio.high:.2f}) | {verdict} {goal}x |")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
-    opts = parser.parse_args()
-    models = sample_targets()
+    parser.add_argument("--only", choices=sorted(MODELS))
+    parser.add_argument("--bare", nargs=argparse.REMAINDER,
+                        help="(internal) TARGET [scan options]: one bare explain process")
+    args = parser.parse_args()
+    if args.bare:
+        bare_explain(args.bare[0], args.bare[1:])
+        return
+    import torch
 
-    def seeded(cls, *shape):
-        def make() -> tuple:
-            torch.manual_seed(0)
-            return cls().eval(), (torch.randn(*shape),)
-        return make
-
-    models.append(("DeepMLP (24 layers, 64 wide)", seeded(DeepMLP, 8, 64)))
-    models.append(("SmallTransformer (2 layers)", seeded(SmallTransformer, 4, 16, 64)))
     print(f"# torch {torch.__version__}, Python {platform.python_version()}, "
-          f"{platform.machine()}, {torch.get_num_threads()} threads, median of {opts.repeats}, "
-          "each on a freshly built model")
-    print("| model | explain (ms) | breakscan, first call (ms) | ratio | breakscan, both "
-          "calls (ms) | ratio per call | run-time counts (ms) |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    total = [0.0, 0.0, 0.0, 0.0]
-    for name, make in models:
-        bare, ours, both, counts = measure(make, opts.repeats)
-        for i, value in enumerate((bare, ours, both, counts)):
-            total[i] += value
-        print(f"| {name} | {bare * 1e3:.0f} | {ours * 1e3:.0f} | {ours / bare:.2f}x | "
-              f"{both * 1e3:.0f} | {both / bare / 2:.2f}x | {counts * 1e3:.0f} |")
-    print(f"| **all models** | {total[0] * 1e3:.0f} | {total[1] * 1e3:.0f} | "
-          f"**{total[1] / total[0]:.2f}x** | {total[2] * 1e3:.0f} | "
-          f"**{total[2] / total[0] / 2:.2f}x** | {total[3] * 1e3:.0f} |")
+          f"{platform.machine()}, {os.cpu_count()} CPUs; interleaved, median of "
+          f"{args.repeats} (95 % interval) after a warm-up of each")
+    print("| model, comparison | bare explain | breakscan | ratio | goal |")
+    print("|---|---:|---:|---:|---|")
+    for name, (target, cli) in MODELS.items():
+        if args.only and name != args.only:
+            continue
+        bare, scan = whole_process(target, cli, args.repeats)
+        print(_line(f"{name}: whole process", bare, scan, 1.25), flush=True)
+        bare, first, three = in_process(target, cli, args.repeats)
+        print(_line(f"{name}: capture (first call), in process", bare, first, 1.1), flush=True)
+        print(_line(f"{name}: all three calls, in process", bare, three, 1.25), flush=True)
 
 
 if __name__ == "__main__":

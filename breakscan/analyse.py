@@ -21,7 +21,7 @@ from .breaklog import RESUME_PREFIX, parse_break_message, split_reason
 from .frames import (acting_frame, is_torch_file, model_stack, module_ast, owner_of, parse_stack,
                      provenance_frame, source_line, user_frame)
 from .result import (BreakRecord, CompiledFrame, CompileError, Discrepancy, ExplainCounts, Frame,
-                     GraphInfo, LaterCall, ModuleConstant, RawCapture, RawFailure, RootBreak,
+                     GraphInfo, ModuleConstant, RawCapture, RawFailure, RootBreak,
                      Summary)
 
 _RESUME = re.compile(rf"{RESUME_PREFIX}(?P<fn>.+)_at_(?P<line>\d+)$")
@@ -661,29 +661,6 @@ def merge_origins(roots: _Roots, records: dict[int, BreakRecord]) -> None:
             if source not in root.sources:
                 root.sources.append(source)
     roots.items[:] = keep
-
-
-def compare_calls(result: Any, later_raw: RawCapture) -> None:
-    """Set which captured calls each break appears on; add the breaks only later calls hit.
-
-    ``result`` describes the first call (summary, graphs, explain and the gate stay on it);
-    ``later_raw`` is the same model captured again after it has run.
-    """
-    later = analyse(later_raw)
-    summary, explain, later_breaks = later.summary, later.explain, later.breaks
-    later_keys = {(b.file, b.line) for b in later_breaks}
-    first_keys = {(b.file, b.line) for b in result.breaks}
-    for brk in result.breaks:
-        brk.calls = "every" if (brk.file, brk.line) in later_keys else "first_only"
-    extra = [b for b in later_breaks if (b.file, b.line) not in first_keys]
-    for brk in extra:
-        brk.calls = "later_only"
-    result.breaks.extend(extra)
-    result.later_call = LaterCall(
-        graph_count=summary.graph_count, graph_break_count=summary.graph_break_count,
-        explain_graph_count=explain.graph_count,
-        explain_graph_break_count=explain.graph_break_count,
-        first_only=sum(b.calls == "first_only" for b in result.breaks), later_only=len(extra))
 
 
 def _plural(n: int, word: str) -> str:

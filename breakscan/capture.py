@@ -1,11 +1,21 @@
-"""Stage 2 — capture: one Dynamo pass that feeds both sources of truth.
+"""Stage 2 — capture: one compiled model, called the way a user calls it, feeds everything.
 
-``torch._dynamo.explain`` drives the pass (its counts are kept verbatim). During that same run
-breakscan records what explain throws away: the ``graph_breaks``/``recompiles`` log artifacts
-(the complete break list, including frames Dynamo skipped), the code objects Dynamo produced
-(bytecode hook, which names the resume function at every break), and the compilation metrics
-(skipped frames, recompile-limit hits), all through the hooks of ``dynamo.py``. Nothing here
-interprets the data; see ``analyse``. The eager run that follows traces which lines ran.
+A scan compiles the model once (the eager backend under explain's own graph-accumulating
+backend) and calls that one compiled model, with no reset between the calls:
+
+1. the **first call** is the first-call capture: explain's numbers come from it (they equal a
+   bare ``torch._dynamo.explain`` of the fresh model), and during it breakscan records what
+   explain throws away: the ``graph_breaks``/``recompiles`` log artifacts (the complete break
+   list, including frames Dynamo skipped), the code objects Dynamo produced (bytecode hook, which
+   names the resume function at every break) and the compilation metrics (skipped frames,
+   recompile-limit hits), all through the hooks of ``dynamo.py``;
+2. the **later call** runs what the first call compiled: what compiles anew on it is what only
+   later calls hit, and which resume functions and skipped frames ran on it tells which of the
+   first call's breaks later calls hit too;
+3. the **counted calls** give the run-time counts (graph calls, returns to Python).
+
+Between 1 and 2 the pipeline runs the model eagerly (``run_eager``), tracing which lines ran.
+Nothing here interprets the data; see ``analyse`` and ``impact``.
 """
 
 from __future__ import annotations
@@ -19,57 +29,12 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from .breaklog import RESUME_PREFIX
-from .dynamo import (CodeEvent, CodeKey, GraphCounter, bytecode_hook,
-                     clean_dynamo_state, compile_model, compile_within, dynamic_shapes,
-                     dynamo_logs, dynamo_session, python_calls, read_metrics, record_regions)
+from .dynamo import (CaptureBackend, CodeEvent, CodeKey, bytecode_hook, clean_dynamo,
+                     clean_dynamo_state, compile_model, dynamic_shapes, dynamo_logs,
+                     log_breaks_again, python_calls, read_metrics, record_regions, recorded)
 from .errors import as_model_error, describe, user_frame_hint
 from .frames import frames_of
 from .result import RawCapture, RawFailure
-
-
-def _explain_within(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
-                    owner: Any, method: str) -> Any:
-    """explain's output for the frames of ``owner.method`` only, while ``fn`` runs eagerly."""
-    from torch._dynamo.backends.debugging import ExplainWithBackend
-
-    recorder = ExplainWithBackend("eager")
-    compile_within(fn, owner, method, backend=recorder)(*args, **kwargs)
-    return recorder.output()
-
-
-def run_explain(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
-                training: bool = False, verbose: bool = False,
-                compile_only: tuple[Any, str] | None = None,
-                dynamic: bool | None = None) -> RawCapture:
-    """Run ``torch._dynamo.explain(fn)(*args, **kwargs)`` once, recording everything else too.
-
-    ``compile_only=(owner, method)`` captures only that method's frames while ``fn`` runs
-    eagerly (same records, same output type). ``dynamic`` is the user's
-    ``torch.compile(dynamic=...)``.
-    """
-    explain_out = None
-    explain_error = None
-    with dynamo_session(training=training, verbose=verbose) as session, \
-            bytecode_hook(session.notes) as events, dynamic_shapes(dynamic):
-        start = time.perf_counter()
-        try:
-            if compile_only is None:
-                explain_out = torch._dynamo.explain(fn)(*args, **kwargs)
-            else:
-                explain_out = _explain_within(fn, args, kwargs, *compile_only)
-        except (Exception, SystemExit) as exc:
-            # Dynamo failing on the model, or the model's own error (the eager run that follows
-            # gives that its clean one-line message); keep what the logs captured.
-            explain_error = f"{describe(exc)}{user_frame_hint(exc)}"
-        seconds = time.perf_counter() - start
-        metrics = read_metrics(session.notes)
-    return RawCapture(explain=explain_out, explain_error=explain_error,
-                      graph_break_logs=list(session.graph_break_logs),
-                      recompile_logs=list(session.recompile_logs), code_events=list(events),
-                      metrics=metrics, dynamo_log=list(session.dynamo_log),
-                      model_output=session.output.getvalue(), seconds=seconds,
-                      notes=session.notes)
 
 
 @contextlib.contextmanager
@@ -131,8 +96,7 @@ def run_eager(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, A
     return out.getvalue()
 
 
-RUNTIME_WARMUP = 2  # calls before counting: the compiles, and a later call's own path
-RUNTIME_CALLS = 3  # calls counted; the counts are averaged over them
+RUNTIME_CALLS = 3  # calls counted after the first and the later call; counts are averaged
 
 
 @dataclass
@@ -147,49 +111,133 @@ class RawRuntime:
     failure: RawFailure | None = None
 
 
+@dataclass
+class RawLaterCall:
+    """The compiled model's second call, uninterpreted."""
+
+    capture: RawCapture  # what compiled anew on this call (``explain``: its new graphs only)
+    graphs_run: int  # distinct compiled graphs this call ran, old and new
+    python_calls: dict[CodeKey, int]  # calls of every code object on this call
+    error: str | None = None  # the call raised (one line)
+    counter_error: str | None = None  # breakscan's call counter failed (``python_calls`` empty)
+
+
 def raw_failure(exc: BaseException) -> RawFailure:
     """An exception as data (its text and traceback), for the analysis to read."""
     return RawFailure(type(exc).__name__, str(exc), frames_of(exc))
 
 
-def run_counted(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
-                training: bool, eager_frames: set[CodeKey],
-                compile_only: tuple[Any, str] | None = None,
-                dynamic: bool | None = None) -> RawRuntime:
-    """Call the compiled model (eager backend) the way a user calls it, then count, over a few
-    calls, its graph calls, its resume-function calls and the calls of ``eager_frames`` (the
-    frames Dynamo skipped). Cheap: no inductor, a handful of calls.
+class ScanPass:
+    """One compiled model and its calls (see the module's docstring); made by :func:`scan_pass`.
 
-    A warm-up call that raises is the model failing to compile (``failure``; the eager run
-    before it succeeded). A counted call that raises is retried without breakscan's counter:
-    when the model then runs, the failure was breakscan's own and is reported as such.
+    ``failure`` is the first exception the compiled model raised: when the eager run of the
+    same inputs succeeds, torch.compile fails on the model.
     """
-    counter = GraphCounter("eager")
 
-    def wanted(key: CodeKey) -> bool:
-        return key in eager_frames or key[0].startswith(RESUME_PREFIX)
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
+                 training: bool, verbose: bool, compile_only: tuple[Any, str] | None,
+                 dynamic: bool | None) -> None:
+        self._args, self._kwargs = args, kwargs
+        self._training, self._verbose, self._dynamic = training, verbose, dynamic
+        self.backend = CaptureBackend()
+        self.compiled = compile_model(fn, compile_only, backend=self.backend)
+        self.failure: RawFailure | None = None
+        self._metrics: list[Any] = []  # Dynamo's records read so far (a later read skips them)
 
-    with dynamo_session(training=training):
-        compiled = compile_model(fn, compile_only, backend=counter, dynamic=dynamic)
-        try:
-            for _ in range(RUNTIME_WARMUP):
-                compiled(*args, **kwargs)
-        except Exception as exc:  # eager ran: the compiled model fails
-            return RawRuntime(0, 0, {}, error=describe(exc), failure=raw_failure(exc))
-        counter.calls = 0
-        try:
-            with python_calls(wanted) as counts:
-                for _ in range(RUNTIME_CALLS):
-                    compiled(*args, **kwargs)
-        except Exception as exc:
+    def _call(self, since: tuple[int, int, int], python: dict[CodeKey, int] | None = None
+              ) -> tuple[RawCapture, BaseException | None, str | None]:
+        """Call the compiled model once, recording what compiles on this call; ``python``
+        gets the calls of every code object. Returns the records, the exception the model
+        raised, and why breakscan's own counter failed (the call then made again without it)."""
+        error = counter_error = None
+        notes: list[str] = []
+        with recorded(training=self._training, verbose=self._verbose, notes=notes) as session, \
+                bytecode_hook(notes) as events, dynamic_shapes(self._dynamic):
+            start = time.perf_counter()
             try:
-                compiled(*args, **kwargs)
-            except Exception as again:
-                return RawRuntime(0, 0, {}, error=describe(again), failure=raw_failure(again))
-            return RawRuntime(0, 0, {}, error=f"breakscan's run-time counter failed, not the "
-                                             f"model (it runs when called again): "
-                                             f"{describe(exc)}")
-    return RawRuntime(RUNTIME_CALLS, counter.calls, dict(counts))
+                if python is None:
+                    self.compiled(*self._args, **self._kwargs)
+                else:
+                    try:
+                        with python_calls(lambda key: True) as counts:
+                            self.compiled(*self._args, **self._kwargs)
+                        python.update(counts)
+                    except Exception as exc:
+                        self.compiled(*self._args, **self._kwargs)  # raises: the model's
+                        counter_error = describe(exc)  # it ran: the counter failed, not it
+            except (Exception, SystemExit) as exc:
+                # Dynamo failing on the model, or the model's own error (the eager run gives that
+                # its clean one-line message); keep what the logs captured.
+                error = exc
+                if self.failure is None and isinstance(exc, Exception):
+                    self.failure = raw_failure(exc)
+            seconds = time.perf_counter() - start
+            metrics = read_metrics(notes, self._metrics)
+        explain = self.backend.output(since) if error is None else None
+        return RawCapture(explain=explain,
+                          explain_error=f"{describe(error)}{user_frame_hint(error)}"
+                          if error is not None else None,
+                          graph_break_logs=list(session.graph_break_logs),
+                          recompile_logs=list(session.recompile_logs), code_events=list(events),
+                          metrics=metrics, dynamo_log=list(session.dynamo_log),
+                          model_output=session.output.getvalue(), seconds=seconds,
+                          notes=notes), error, counter_error
+
+    def first_call(self) -> RawCapture:
+        """The fresh model's first compiled call: explain's output and every record it made."""
+        raw, _, _ = self._call((0, 0, 0))
+        return raw
+
+    def later_call(self) -> RawLaterCall:
+        """The second call: what compiles anew on it, which graphs and which code ran."""
+        log_breaks_again()  # a break the first call logged is logged in full when it recurs
+        since = self.backend.mark()
+        before = list(self.backend.calls)
+        counts: dict[CodeKey, int] = {}
+        raw, error, counter_error = self._call(since, counts)
+        ran = sum(1 for i, n in enumerate(self.backend.calls)
+                  if n > (before[i] if i < len(before) else 0))
+        return RawLaterCall(raw, ran, counts, describe(error) if error is not None else None,
+                            counter_error)
+
+    def counted_calls(self, wanted: Callable[[CodeKey], bool]) -> RawRuntime:
+        """A few more calls, counting graph calls and the calls of the code ``wanted`` accepts
+        (resume functions, frames Dynamo skipped). A counted call that raises is retried
+        without breakscan's counter: when the model then runs, the failure was breakscan's own
+        and is reported as such."""
+        if self.failure is not None:
+            return RawRuntime(0, 0, {}, error=self.failure.exception, failure=self.failure)
+        graph_calls = sum(self.backend.calls)
+        with recorded(training=self._training), dynamic_shapes(self._dynamic):
+            try:
+                with python_calls(wanted) as counts:
+                    for _ in range(RUNTIME_CALLS):
+                        self.compiled(*self._args, **self._kwargs)
+            except Exception as exc:
+                try:
+                    self.compiled(*self._args, **self._kwargs)
+                except Exception as again:
+                    self.failure = raw_failure(again)
+                    return RawRuntime(0, 0, {}, error=describe(again), failure=self.failure)
+                return RawRuntime(0, 0, {}, error=f"breakscan's run-time counter failed, not "
+                                                 f"the model (it runs when called again): "
+                                                 f"{describe(exc)}")
+        return RawRuntime(RUNTIME_CALLS, sum(self.backend.calls) - graph_calls, dict(counts))
+
+
+@contextlib.contextmanager
+def scan_pass(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
+              training: bool = False, verbose: bool = False,
+              compile_only: tuple[Any, str] | None = None,
+              dynamic: bool | None = None) -> Iterator[ScanPass]:
+    """The scan's one compiled model, from clean Dynamo state to clean Dynamo state.
+
+    ``compile_only=(owner, method)`` compiles only that method while ``fn`` runs eagerly.
+    ``dynamic`` is the user's ``torch.compile(dynamic=...)``.
+    """
+    with clean_dynamo():
+        yield ScanPass(fn, args, kwargs, training=training, verbose=verbose,
+                       compile_only=compile_only, dynamic=dynamic)
 
 
 @dataclass

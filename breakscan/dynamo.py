@@ -82,7 +82,13 @@ def dynamo_logs(verbose: bool, notes: list[str],
     saved = [(log, list(log.handlers), log.propagate, log.level)
              for log in map(logging.getLogger, qnames)]
     try:
-        torch._logging.set_logs(graph_breaks=True, recompiles=True)
+        # What set_logs(graph_breaks=True, recompiles=True) turns on, without reconfiguring every
+        # torch logger (a few ms per call) and also under the user's TORCH_LOGS (which makes
+        # set_logs a no-op): the two artifacts (Dynamo formats their records only when they
+        # are enabled) and their loggers' level.
+        state = internal._get_log_state()
+        state.enable_artifact("graph_breaks")
+        state.enable_artifact("recompiles")
         if not os.environ.get("TORCH_TRACE"):  # no trace asked for: emit no trace records
             logging.getLogger("torch.__trace").setLevel(logging.WARNING)
         if not verbose:
@@ -100,12 +106,13 @@ def dynamo_logs(verbose: bool, notes: list[str],
                 log.propagate = verbose
         yield breaks, recompiles, other
     finally:
-        # Put back the exact handlers and levels the process had (set_logs replaced them).
+        # Put back the exact state, handlers and levels the process had.
         internal._set_log_state(saved_state)
         for log, handlers, propagate, level in saved:
             log.handlers = handlers
             log.propagate = propagate
-            log.setLevel(level)
+            if log.level != level:  # setLevel clears every logger's cache: only when needed
+                log.setLevel(level)
 
 
 @contextlib.contextmanager
@@ -149,14 +156,29 @@ def clean_dynamo_state() -> None:
         counters.clear()
 
 
-def read_metrics(notes: list[str]) -> list[FrameMetric]:
+def log_breaks_again() -> None:
+    """Dynamo logs a break it has logged before in a short form, without the user stack;
+    after this it logs each in full again."""
+    reset = _utils_attr("reset_graph_break_dup_checker")
+    if reset is not None:
+        reset()
+
+
+def read_metrics(notes: list[str], seen: list[Any] | None = None) -> list[FrameMetric]:
+    """Dynamo's compilation metrics (one per frame compile). ``seen`` (a list this function
+    fills) leaves out the records an earlier read returned: a later call's compiles only."""
     getter = _utils_attr("get_compilation_metrics")
     if getter is None:
         notes.append("torch._dynamo.utils.get_compilation_metrics not found: skipped frames are "
                      "known only from the log records")
         return []
+    earlier = {id(m) for m in seen} if seen is not None else set()
     rows = []
     for m in getter():
+        if id(m) in earlier:
+            continue
+        if seen is not None:
+            seen.append(m)  # the reference keeps the id from being reused
         rows.append(FrameMetric(
             compile_id=str(m.compile_id) if getattr(m, "compile_id", None) else None,
             name=getattr(m, "co_name", None), file=getattr(m, "co_filename", None),
@@ -181,25 +203,40 @@ class DynamoSession:
 
 
 @contextlib.contextmanager
+def clean_dynamo() -> Iterator[None]:
+    """Dynamo state that starts from nothing and is cleaned again on exit (nothing leaks into
+    the next scan); compiled code made inside the block stays cached until then."""
+    clean_dynamo_state()
+    try:
+        yield
+    finally:
+        clean_dynamo_state()
+
+
+@contextlib.contextmanager
+def recorded(*, training: bool, verbose: bool = False,
+             notes: list[str] | None = None) -> Iterator[DynamoSession]:
+    """Calls of compiled code whose logs, warnings and prints are recorded, not shown."""
+    notes = [] if notes is None else notes
+    output = io.StringIO()
+    grad = contextlib.nullcontext() if training else torch.no_grad()
+    with dynamo_logs(verbose, notes) as (break_logs, recompile_logs, other_logs), \
+            warnings.catch_warnings(record=True) as caught, grad, \
+            contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+        warnings.simplefilter("always")
+        yield DynamoSession(break_logs, recompile_logs, other_logs, output, notes)
+        other_logs.extend(f"{w.category.__name__}: {w.message}" for w in caught)
+
+
+@contextlib.contextmanager
 def dynamo_session(*, training: bool, verbose: bool = False) -> Iterator[DynamoSession]:
     """A run from clean Dynamo state whose logs, warnings and prints are recorded, not shown.
 
     Read anything that lives in Dynamo's state (compilation metrics) inside the block: the state
     is cleaned again on exit so nothing leaks into the next scan.
     """
-    notes: list[str] = []
-    output = io.StringIO()
-    grad = contextlib.nullcontext() if training else torch.no_grad()
-    clean_dynamo_state()
-    try:
-        with dynamo_logs(verbose, notes) as (break_logs, recompile_logs, other_logs), \
-                warnings.catch_warnings(record=True) as caught, grad, \
-                contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
-            warnings.simplefilter("always")
-            yield DynamoSession(break_logs, recompile_logs, other_logs, output, notes)
-            other_logs.extend(f"{w.category.__name__}: {w.message}" for w in caught)
-    finally:
-        clean_dynamo_state()
+    with clean_dynamo(), recorded(training=training, verbose=verbose) as session:
+        yield session
 
 
 def compile_within(fn: Callable[..., Any], owner: Any, method: str,
@@ -240,22 +277,42 @@ def compile_model(fn: Callable[..., Any], compile_only: tuple[Any, str] | None =
 
 
 
-@dataclass
-class GraphCounter:
-    """A backend that counts every call of every compiled graph (what a model call costs)."""
+class CaptureBackend:
+    """The backend of a scan's one compiled model: explain's own graph-accumulating backend
+    over the eager backend (so its numbers are explain's), with each graph's calls counted."""
 
-    inner: str = "eager"
-    calls: int = 0
+    def __init__(self) -> None:
+        from torch._dynamo.backends.debugging import ExplainWithBackend
+
+        self.explain = ExplainWithBackend("eager")
+        self.calls: list[int] = []  # per graph, in compile order: how often it ran
 
     def __call__(self, gm: Any, example_inputs: list[Any]) -> Callable[..., Any]:
-        lookup = getattr(torch._dynamo, "lookup_backend", None)
-        compiled = lookup(self.inner)(gm, example_inputs) if lookup else gm.forward
+        compiled = self.explain(gm, example_inputs)
+        index = len(self.calls)
+        self.calls.append(0)
 
         def counted(*args: Any) -> Any:
-            self.calls += 1
+            self.calls[index] += 1
             return compiled(*args)
 
         return counted
+
+    def mark(self) -> tuple[int, int, int]:
+        """Where the records stand now (graphs, break reasons, ops), for :meth:`output`."""
+        e = self.explain
+        return len(e.graphs), len(e.break_reasons), e.op_count
+
+    def output(self, since: tuple[int, int, int] = (0, 0, 0)) -> Any:
+        """explain's output for the graphs compiled after ``since`` (a copy: later compiles
+        do not change it). From the start, it is what ``torch._dynamo.explain`` returns."""
+        from torch._dynamo.backends.debugging import ExplainOutput
+
+        graphs, reasons, ops = since
+        e = self.explain
+        new = list(e.graphs[graphs:])
+        return ExplainOutput(new, len(new), len(new) - 1, list(e.break_reasons[reasons:]),
+                             e.op_count - ops)
 
 
 CodeKey = tuple[str, str, int]  # (co_name, co_filename, co_firstlineno)

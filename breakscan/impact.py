@@ -9,14 +9,15 @@ when timed, fires per call × graph splits when not.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
-from .analyse import OWNER_RANK, break_at, resume_line
-from .frames import Frame, user_frame
-from .result import ProgramRegion, RootBreak, ScanResult
+from .analyse import OWNER_RANK, analyse, break_at, resume_line
+from .breaklog import RESUME_PREFIX
+from .frames import Frame, is_torch_file, user_frame
+from .result import LaterCall, ProgramRegion, RootBreak, ScanResult
 
 if TYPE_CHECKING:  # the capture imports torch; ranking a trace's breaks needs none
-    from .capture import RawRegion, RawRuntime
+    from .capture import RawLaterCall, RawRegion, RawRuntime
     from .dynamo import CodeKey
 
 
@@ -60,6 +61,65 @@ def eager_frames(result: ScanResult) -> set[CodeKey]:
     (each call runs eagerly) and those that run their rest eagerly after a break."""
     return {(f.name, f.file, f.first_line) for f in result.frames if f.skipped} | \
         set(_rest_of_frame(result))
+
+
+def counted_code(result: ScanResult) -> Callable[[CodeKey], bool]:
+    """Which code objects' calls the run-time counts need: resume functions, skipped frames and
+    frames that run their rest eagerly."""
+    frames = eager_frames(result)
+    return lambda key: key in frames or key[0].startswith(RESUME_PREFIX)
+
+
+def apply_later_call(result: ScanResult, raw: RawLaterCall,
+                     executed: dict[str, set[int]]) -> None:
+    """Which calls each break appears on; add the breaks only later calls hit.
+
+    ``result`` describes the first call (summary, graphs, explain and the gate stay on it);
+    ``raw`` is the same compiled model's second call; ``executed`` the lines the eager run (a
+    later call too) ran in the breaks' files. A first-call break recurs when it is logged again
+    (its frame compiled anew), when its line ran eagerly, or when the compiled code ran it (its
+    own resume function, or its frame's eager rest, ran on the second call). One that does not
+    recur is ``first_only``; when its graph split still runs on the second call (the code Dynamo
+    compiled around it on the first call is cached) it counts in ``kept_splits``. A break
+    logged only on the later call is ``later_only``.
+    """
+    later = analyse(raw.capture)
+    again = {(b.file, b.line) for b in later.breaks}
+    if raw.counter_error is not None:
+        result.notes.append(f"breakscan's later-call counter failed, not the model (it ran "
+                            f"when called again): {raw.counter_error}; a break is taken as "
+                            "recurring when its line ran eagerly")
+    rest = _rest_of_frame(result)
+    resumed = {(key[1], resume_line(key[0])) for key, n in raw.python_calls.items() if n}
+    rested = {rest[key] for key, n in raw.python_calls.items() if n and key in rest}
+    _, _, fires = _tally(result, raw.python_calls, rest)
+    recompiled = {(e.name, e.file) for e in raw.capture.code_events}
+    kept = 0
+    for idx, brk in enumerate(result.breaks):
+        where = (brk.file, brk.line)
+        if where in again or where in resumed or idx in rested:
+            recurs = True
+        elif not is_torch_file(brk.file):
+            recurs = brk.line in executed.get(brk.file, ())
+        else:  # a line of torch's own wrappers (wrap_inline) that eager code does not run:
+            # it recurs unless a frame of its call chain compiled anew without it
+            chain = {(f.function.rpartition(".")[2], f.file) for f in brk.call_chain}
+            recurs = not chain & recompiled
+        brk.calls = "every" if recurs else "first_only"
+        kept += not recurs and bool(fires.get(idx))
+    first = {(b.file, b.line) for b in result.breaks}
+    extra = [b for b in later.breaks if (b.file, b.line) not in first]
+    for brk in extra:
+        brk.calls = "later_only"
+    result.breaks.extend(extra)
+    graphs = 0 if raw.error else raw.graphs_run  # a call that raised: as explain, no graphs
+    result.later_call = LaterCall(
+        graph_count=graphs,
+        graph_break_count=sum(b.calls != "first_only" for b in result.breaks),
+        explain_graph_count=None if raw.error else graphs,
+        explain_graph_break_count=None if raw.error else graphs - 1,
+        first_only=sum(b.calls == "first_only" for b in result.breaks), later_only=len(extra),
+        kept_splits=kept)
 
 
 def _tally(result: ScanResult, python_calls: dict[CodeKey, int],

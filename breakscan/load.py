@@ -25,6 +25,7 @@ from torch import nn
 from .errors import (ModelError, UsageError, as_model_error, describe, memory_limit_note,
                      out_of_memory, user_frame_hint)
 from .options import TargetSpec, check_source_file, parse_init_args, parse_inputs, parse_target
+from .result import ModuleConstant
 from .sources import SourceTree, source_tree
 
 DTYPES: dict[str, torch.dtype] = {
@@ -383,13 +384,11 @@ def input_sets(loaded: LoadedTarget, *, batches: list[int] | None = None,
 MAX_CONSTANT_ELEMENTS = 8  # "a handful of integers": a kernel size, strides, paddings
 
 
-def module_constants(model: nn.Module) -> list["ModuleConstant"]:
+def module_constants(model: nn.Module) -> list[ModuleConstant]:
     """The constants the model's own module classes keep in tensors (buffers, parameters that
     do not train, plain tensor attributes): 0-d values and short integer vectors. torch's own
     modules are left out (a BatchNorm's step counter is state, not a constant)."""
     from .frames import is_torch_file
-    from .result import ModuleConstant
-
     found: dict[tuple[str, str, str], ModuleConstant] = {}
     for module in model.modules():
         cls = type(module)

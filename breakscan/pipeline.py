@@ -12,16 +12,16 @@ Or, for a model already in memory, :func:`scan_callable`.
 from __future__ import annotations
 
 import os
+import time
 from typing import Any, Callable
 
 import torch
 
-from .analyse import (analyse, apply_compile_error, compare_calls, link_module_constants,
-                      python_version)
-from .capture import RawProgram, program_capture, run_counted, run_eager, run_explain
+from .analyse import analyse, apply_compile_error, link_module_constants, python_version
+from .capture import RawProgram, program_capture, run_eager, scan_pass
 from .dynamo import recompile_limit
 from .errors import UsageError
-from .impact import apply_costs, apply_regions, apply_runtime, eager_frames
+from .impact import apply_costs, apply_later_call, apply_regions, apply_runtime, counted_code
 from .load import (LoadedTarget, describe_inputs, importable_folder, input_sets, load_target,
                    module_constants, positional_names)
 from .measure import FrameCosts, OnProgress, measure
@@ -36,6 +36,35 @@ def _no_progress(stage: str, result: ScanResult | None) -> None:
     pass
 
 
+class StageClock:
+    """An ``on_stage`` that also times the stages: each ends where the next begins, the last
+    at :meth:`seconds`. What a scan spent, shown in every report."""
+
+    def __init__(self, on_stage: OnStage | None = None) -> None:
+        self._on_stage = on_stage or _no_progress
+        self._times: dict[str, float] = {}
+        self._current: str | None = None
+        self._started = 0.0
+
+    def __call__(self, stage: str, result: ScanResult | None) -> None:
+        if result is not None:  # a scan stopped in this stage reports the ones before it
+            result.stages = self.seconds()
+        self._stop()
+        self._current, self._started = stage, time.perf_counter()
+        self._on_stage(stage, result)
+
+    def _stop(self) -> None:
+        if self._current is not None:
+            spent = time.perf_counter() - self._started
+            self._times[self._current] = self._times.get(self._current, 0.0) + spent
+            self._current = None
+
+    def seconds(self) -> dict[str, float]:
+        """Seconds per stage so far, in order (the running stage ends now)."""
+        self._stop()
+        return {name: round(spent, 3) for name, spent in self._times.items()}
+
+
 def scan_loaded(loaded: LoadedTarget, options: ScanOptions = ScanOptions(), *,
                 shape_sets: list[tuple[Any, ...]] | None = None,
                 on_stage: OnStage | None = None,
@@ -47,33 +76,35 @@ def scan_loaded(loaded: LoadedTarget, options: ScanOptions = ScanOptions(), *,
     explain has been analysed): the isolated runner uses it to keep partial results.
     ``on_progress(text)`` hears progress within a stage (the runs of a timing).
     """
-    progress = on_stage or _no_progress
+    progress = on_stage if isinstance(on_stage, StageClock) else StageClock(on_stage)
     verbose, timing = options.verbose, options.timing
     label = f"{loaded.spec.name}.{loaded.method}"
     folder = loaded.search_paths[0] if loaded.search_paths else None
+    progress("lint", None)
     static, lint_note = lint_model(loaded)
     executed: dict[str, set[int]] = {f.file: set() for f in static}
     constants = module_constants(loaded.model)  # before any call can change them
-    with importable_folder(folder):
+    only = (loaded.model, loaded.compile_only) if loaded.compile_only else None
+    progress("explain", None)
+    with importable_folder(folder), \
+            scan_pass(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
+                      verbose=verbose, compile_only=only, dynamic=options.dynamic) as calls:
         # The first call of the fresh model is the one users' first compiled call makes: capture
         # it before anything else runs the model (a hook installed once, a warning issued once,
         # a lazily built buffer all take a Python path only that call takes).
-        only = (loaded.model, loaded.compile_only) if loaded.compile_only else None
-        progress("explain", None)
-        raw = run_explain(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
-                          verbose=verbose, compile_only=only, dynamic=options.dynamic)
+        raw = calls.first_call()
         result = _result(loaded, raw, "")
         result.compile_settings = options.compile_settings
         # Eagerly: the model's own failures get a clean one-line error; lines run are traced.
         # A scan stopped here still reports the first call's capture (when explain ran).
         progress("eager run", result if raw.explain_error is None else None)
+        for brk in result.breaks:  # did a break's line run again? (the later call reads it)
+            executed.setdefault(brk.file, set())
         printed = run_eager(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
                             label=label, executed=executed)
         result.model_output = printed + result.model_output
-        progress("explain (later call)", result)
-        later = run_explain(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
-                            verbose=verbose, compile_only=only, dynamic=options.dynamic)
-        compare_calls(result, later)
+        progress("later call", result)
+        apply_later_call(result, calls.later_call(), executed)
         unchanged = {(c.cls, c.attr, repr(c.value)) for c in module_constants(loaded.model)}
         link_module_constants(result, [c for c in constants
                                        if (c.cls, c.attr, repr(c.value)) in unchanged])
@@ -81,12 +112,11 @@ def scan_loaded(loaded: LoadedTarget, options: ScanOptions = ScanOptions(), *,
         if lint_note:
             result.notes.append(lint_note)
         progress("run-time counts", result)
-        runtime = run_counted(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
-                              eager_frames=eager_frames(result), compile_only=only,
-                              dynamic=options.dynamic)
-        if runtime.failure is not None:  # eager ran, the compiled call raised
-            apply_compile_error(result, runtime.failure)
-        apply_runtime(result, runtime)
+        runtime = calls.counted_calls(counted_code(result))
+    if runtime.failure is not None:  # eager ran, the compiled call raised
+        apply_compile_error(result, runtime.failure)
+    apply_runtime(result, runtime)
+    with importable_folder(folder):
         if result.compile_error is not None and (shape_sets or timing):
             result.notes.append("recompiles and timings not measured: torch.compile fails on "
                                 "the model (see the compile error)")
@@ -119,6 +149,7 @@ def scan_loaded(loaded: LoadedTarget, options: ScanOptions = ScanOptions(), *,
                 result.timings.notes.append(
                     "fullgraph=True compiled although a plain torch.compile breaks: it also "
                     "turns on capture_scalar_outputs and capture_dynamic_output_shape_ops")
+    result.stages = progress.seconds()
     return result
 
 
@@ -215,10 +246,11 @@ def scan(target: str, options: ScanOptions | None = None, *,
     with a time limit, as the CLI does.
     """
     options = ScanOptions(**fields) if options is None else options.but(**fields)
-    (on_stage or _no_progress)("load", None)
+    clock = StageClock(on_stage)
+    clock("load", None)
     loaded = load_target(target, **options.load_options)
     sets = shape_sets_for(loaded, options.vary_batch, list(options.shapes))
-    return scan_loaded(loaded, options, shape_sets=sets, on_stage=on_stage,
+    return scan_loaded(loaded, options, shape_sets=sets, on_stage=clock,
                        on_progress=on_progress)
 
 

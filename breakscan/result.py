@@ -12,7 +12,7 @@ from typing import Any
 
 from .frames import Frame
 
-SCHEMA_VERSION = "1.10"
+SCHEMA_VERSION = "1.11"
 
 
 def whole(value: float | None) -> str:
@@ -547,7 +547,7 @@ class RankSummary:
 
 @dataclass
 class LaterCall:
-    """The same model captured again after it has run (its steady state), for comparison."""
+    """The same compiled model's second call (after an eager call), for comparison."""
 
     graph_count: int
     graph_break_count: int  # root-cause breaks on that call
@@ -555,6 +555,9 @@ class LaterCall:
     explain_graph_break_count: int | None
     first_only: int  # breaks of the first call that this call no longer hits
     later_only: int  # breaks only this call hits
+    # first_only breaks whose graph split this call still runs: the code Dynamo compiled
+    # around them on the first call is cached and reused.
+    kept_splits: int = 0
 
 
 @dataclass
@@ -607,6 +610,8 @@ class ScanResult:
     partial: bool = False  # the scan stopped early: only the stages before stopped_at are filled
     stopped_at: str | None = None  # the stage that hung, crashed or raised
     error: str | None = None  # why it stopped (one line)
+    # Wall-clock seconds per stage, in the order they ran (load, explain, eager run, ...).
+    stages: dict[str, float] = field(default_factory=dict)
     schema_version: str = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -619,7 +624,7 @@ class ScanResult:
                  "rank_differences", "summary", "explain", "later_call",
                  "discrepancies", "breaks", "graphs", "frames", "recompiles", "timings", "static",
                  "fixes", "unfixed", "gate", "partial", "stopped_at", "error", "notes", "capture_seconds",
-                 "model_output", "dynamo_log"]
+                 "stages", "model_output", "dynamo_log"]
         return {key: data[key] for key in order}
 
 

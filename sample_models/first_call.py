@@ -3,7 +3,9 @@
 A hook installed once, a warning issued once, a buffer initialised lazily: the first call — the
 one a user's first compiled call makes — breaks, later calls do not. An eager warm-up before the
 capture would hide every one of these; breakscan captures the first call of a freshly built
-model and then a later call, and marks each break with the calls it appears on.
+model and then a later call, and marks each break with the calls it appears on. A one-time path
+in a frame Dynamo skipped leaves its split in the compiled code, which later calls reuse
+(`HooksOnceInHelper`).
 
 Scan: breakscan sample_models/first_call.py:WarnOnce --input-shape 8,16
 """
@@ -145,3 +147,62 @@ class InitInConstructor(nn.Module):
     def forward(self, x):
         h = torch.relu(self.fc1(x))
         return self.fc2(h) * self.scale
+
+
+class HooksOnceInHelper(nn.Module):
+    """Installs forward hooks on its first call, in a helper that loops over its layers (as
+    transformers' output capturing does). The loop makes Dynamo skip the helper and split
+    `forward` at the call; later calls install nothing, yet the code compiled on the first call
+    is reused, so **every** call still runs two graphs with a return to Python between them.
+    Calling the model once before `torch.compile` (or installing the hooks in `__init__`) gives
+    one graph.
+
+    Expected scan (--input-shape 8,16):
+        graphs: 2
+        breaks: 1
+        records: 2
+        frames_skipped: 1
+        category: frame_skipped
+        calls: first_only
+        break_at: layer.register_forward_hook(_keep_output)
+        graph_calls_per_call: 2.0
+        fires_per_call: 1.0
+    """
+
+    def __init__(self, width: int = 16):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(width, width) for _ in range(2))
+        self._hooked = False
+
+    def forward(self, x):
+        h = torch.relu(self.layers[0](x))
+        self.install_hooks()
+        return self.layers[1](h)
+
+    def install_hooks(self):
+        if self._hooked:
+            return
+        for layer in self.layers:
+            layer.register_forward_hook(_keep_output)
+        self._hooked = True
+
+
+class HooksInInit(nn.Module):
+    """Fixed twin: the hooks installed in `__init__`; every call is one graph.
+
+    Expected scan (--input-shape 8,16):
+        twin_of: HooksOnceInHelper
+        graphs: 1
+        breaks: 0
+        records: 0
+    """
+
+    def __init__(self, width: int = 16):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(width, width) for _ in range(2))
+        for block in self.layers:
+            block.register_forward_hook(_keep_output)
+
+    def forward(self, x):
+        h = torch.relu(self.layers[0](x))
+        return self.layers[1](h)

@@ -24,7 +24,7 @@ from ..categories import REGISTRY_URL
 from ..result import Comparison, Fix, ModelRun, ScanResult
 from ..rules import finding_status, rule_for
 from ..frames import display_path, is_user_file, source_allowed
-from .terminal import (COMPILE_ERROR_ADVICE, _ms, _scrubbed, count, fires_text, fix_numbers, noise_note, printable,
+from .terminal import (COMPILE_ERROR_ADVICE, _ms, _scrubbed, calls_line, calls_text, count, fires_text, fix_numbers, noise_note, printable,
                        runtime_line, settings_text, speed_line)
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
@@ -232,6 +232,7 @@ def _break_views(result: ScanResult, section: str,
                       "source_anchor": anchors.get(i),
                       "fires": fires_text(brk, result) if brk.fires_per_call is not None
                       else None,
+                      "calls": calls_text(brk),
                       "chain": [f"{f.function}() {os.path.basename(f.file)}:{f.line}"
                                 for f in brk.call_chain],
                       "fixes": [_fix_view(f) for f in fixes]})
@@ -255,6 +256,7 @@ def _section(run: ModelRun, k: int) -> dict[str, Any]:
         "static": [f for f in result.static if f.status != "break"],
         "chart": _timing_chart(result),
         "runtime": runtime_line(result) if result.summary.runtime_calls else None,
+        "later": calls_line(result) if result.later_call is not None else None,
         "settings": settings_text(result) if result.compile_settings else None,
         "partial": result.partial or run.partial,
         "compile_error_advice": COMPILE_ERROR_ADVICE,

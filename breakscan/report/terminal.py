@@ -57,6 +57,18 @@ CALLS_TEXT = {
     "later_only": "later calls only: the first call does not break here, a later call does "
                   "(not counted by the gate, which judges the first call)",
 }
+KEPT_SPLIT_TEXT = ("first call only, but its split stays: later calls do not take this path, "
+                   "yet the code Dynamo compiled around it on the first call is reused, so "
+                   "every call still returns to Python here ({fires} per call). Call the model "
+                   "once before torch.compile (or move the one-time work to __init__) and the "
+                   "compiled code has no split")
+
+
+def calls_text(brk: RootBreak) -> str | None:
+    """Which calls hit a break, when not every call (None)."""
+    if brk.calls == "first_only" and brk.fires_per_call:
+        return KEPT_SPLIT_TEXT.format(fires=count(brk.fires_per_call))
+    return CALLS_TEXT.get(brk.calls)
 
 
 def summary_line(result: ScanResult) -> Text:
@@ -196,6 +208,9 @@ def calls_line(result: ScanResult) -> str:
             f"root-cause breaks {later.graph_break_count}")
     if later.first_only:
         text += f"; {later.first_only} break(s) on the first call only"
+    if later.kept_splits:
+        text += (f" ({later.kept_splits} still split the compiled code: it was compiled "
+                 "around them on the first call and is reused)")
     if later.later_only:
         text += f"; {later.later_only} break(s) on later calls only (reported, not gated)"
     return text
@@ -269,8 +284,9 @@ def _break_panel(rank: int, brk: RootBreak, result: ScanResult) -> Panel:
         chain = " → ".join(f"{f.function}() {os.path.basename(f.file)}:{f.line}"
                            for f in brk.call_chain)
         body.append(Text("call chain: ", style="dim") + Text(chain))
-    if brk.calls != "every":
-        body.append(Text(CALLS_TEXT[brk.calls], style="bold yellow"))
+    said = calls_text(brk)
+    if said:
+        body.append(Text(said, style="bold yellow"))
     if brk.explanation:
         # The whole explanation, never cut: its later lines carry the provenance of the value a
         # branch tests, shown as one `file:line in fn: code` line per step.
@@ -580,6 +596,13 @@ def render_static(findings: list[StaticFinding], console: Console, *,
         console.print(text)
 
 
+def stages_line(result: ScanResult) -> str:
+    """Where the scan's time went, stage by stage (--verbose)."""
+    total = sum(result.stages.values())
+    parts = " · ".join(f"{name} {seconds:.2f}s" for name, seconds in result.stages.items())
+    return f"scan time {total:.2f}s: {parts}"
+
+
 def render(result: ScanResult, console: Console, *, quiet: bool = False,
            verbose: bool = False) -> None:
     result = _scrubbed(result)
@@ -609,6 +632,8 @@ def render(result: ScanResult, console: Console, *, quiet: bool = False,
             console.print(regions_table(result.program))
     if result.compile_settings:
         console.print(Text(settings_text(result), style="dim"))
+    if verbose and result.stages:
+        console.print(Text(stages_line(result), style="dim"))
     if result.explain.available:
         e = result.explain
         console.print(Text(f"torch._dynamo.explain: graphs {e.graph_count}, graph_break_count "

@@ -158,13 +158,8 @@ class ScanPass:
                 if python is None:
                     self.compiled(*self._args, **self._kwargs)
                 else:
-                    try:
-                        with python_calls(lambda key: True) as counts:
-                            self.compiled(*self._args, **self._kwargs)
-                        python.update(counts)
-                    except Exception as exc:
-                        self.compiled(*self._args, **self._kwargs)  # raises: the model's
-                        counter_error = describe(exc)  # it ran: the counter failed, not it
+                    counts, counter_error = self._counting(lambda key: True, 1)
+                    python.update(counts)
             except (Exception, SystemExit) as exc:
                 # Dynamo failing on the model, or the model's own error (the eager run gives that
                 # its clean one-line message); keep what the logs captured.
@@ -210,19 +205,29 @@ class ScanPass:
         graph_calls = sum(self.backend.calls)
         with recorded(training=self._training), dynamic_shapes(self._dynamic):
             try:
-                with python_calls(wanted) as counts:
-                    for _ in range(RUNTIME_CALLS):
-                        self.compiled(*self._args, **self._kwargs)
+                counts, counter_error = self._counting(wanted, RUNTIME_CALLS)
             except Exception as exc:
-                try:
+                self.failure = raw_failure(exc)
+                return RawRuntime(0, 0, {}, error=describe(exc), failure=self.failure)
+        if counter_error is not None:
+            return RawRuntime(0, 0, {}, error=f"breakscan's run-time counter failed, not the "
+                                             f"model (it runs when called again): {counter_error}")
+        return RawRuntime(RUNTIME_CALLS, sum(self.backend.calls) - graph_calls, counts)
+
+    def _counting(self, wanted: Callable[[CodeKey], bool], calls: int
+                  ) -> tuple[dict[CodeKey, int], str | None]:
+        """``calls`` calls with the calls of ``wanted`` code counted: (the counts, why the
+        counter failed). A call that raises under the counter is made again without it: an
+        exception then is the model's and propagates; a call that runs means the counter, not
+        the model, failed."""
+        try:
+            with python_calls(wanted) as counts:
+                for _ in range(calls):
                     self.compiled(*self._args, **self._kwargs)
-                except Exception as again:
-                    self.failure = raw_failure(again)
-                    return RawRuntime(0, 0, {}, error=describe(again), failure=self.failure)
-                return RawRuntime(0, 0, {}, error=f"breakscan's run-time counter failed, not "
-                                                 f"the model (it runs when called again): "
-                                                 f"{describe(exc)}")
-        return RawRuntime(RUNTIME_CALLS, sum(self.backend.calls) - graph_calls, dict(counts))
+            return dict(counts), None
+        except Exception as exc:
+            self.compiled(*self._args, **self._kwargs)  # raises: the model's own failure
+            return {}, describe(exc)
 
 
 @contextlib.contextmanager

@@ -11,14 +11,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import UsageError
 from .frames import display_path, relative_to
+from .options import GateOptions
 from .result import Check, GateResult, RootBreak, ScanResult
 
-if TYPE_CHECKING:  # options builds a gate from its baseline file, so only for the types
-    from .options import GateOptions
 
 BASELINE_VERSION = 1
 
@@ -118,24 +117,3 @@ def write_baseline(path: str | os.PathLike[str], results: list[ScanResult]) -> N
     doc = {"breakscan_baseline": BASELINE_VERSION,
            "targets": {r.target: baseline_entry(r, root) for r in results}}
     write_atomic(path, json.dumps(doc, indent=2) + "\n")
-
-
-def read_baseline(path: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
-    """(targets mapping, folder its paths are relative to)."""
-    try:
-        doc = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise UsageError(f"baseline file not found: {path} (create it with --write-baseline)") \
-            from None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UsageError(f"cannot read baseline {path}: {exc}") from None
-    if not isinstance(doc, dict) or "targets" not in doc:
-        raise UsageError(f"{path} is not a breakscan baseline (no 'targets')")
-    return doc["targets"], str(Path(path).resolve().parent)
-
-
-def baseline_for(targets: dict[str, Any], target: str, path: str) -> dict[str, Any]:
-    if target not in targets:
-        raise UsageError(f"baseline {path} has no entry for {target}; known: "
-                         f"{', '.join(targets) or 'none'} (rewrite it with --write-baseline)")
-    return targets[target]

@@ -18,12 +18,25 @@ Every Dynamo registry id a message names is checked against the rule registry (`
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, Protocol
 
 from .rules import LOG_METHODS, gb, rule_for
 
-if TYPE_CHECKING:  # the walker calls the checks; they only read it
-    from .lint import Walker
+
+class Walker(Protocol):
+    """What a check may read of ``lint.Walker`` (which calls the checks): names, kinds, loggers
+    of the file and the function being linted."""
+
+    attrs: dict[str, str]  # the class's attributes: self.X -> "tensor", "items:…", …
+    locals: set[str]  # names local to the function
+    loggers: set[str]  # names bound to a logger
+
+    def qual(self, node: ast.AST) -> str | None: ...
+    def is_get_logger(self, node: ast.AST) -> bool: ...
+    def is_self(self, node: ast.AST) -> bool: ...
+    def kind(self, node: ast.AST) -> bool | None: ...
+    def tensor_test(self, test: ast.AST) -> bool: ...
+    def tensor_size(self, node: ast.AST) -> bool: ...
 
 Check = Callable[..., "str | None"]
 CALL_CHECKS: list[tuple[str, Check]] = []

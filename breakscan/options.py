@@ -425,12 +425,31 @@ def from_config(values: dict[str, Any], *, target: str,
     return scan, gate, limits
 
 
+def read_baseline(path: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
+    """(targets mapping, folder its paths are relative to)."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise UsageError(f"baseline file not found: {path} (create it with --write-baseline)") \
+            from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UsageError(f"cannot read baseline {path}: {exc}") from None
+    if not isinstance(doc, dict) or "targets" not in doc:
+        raise UsageError(f"{path} is not a breakscan baseline (no 'targets')")
+    return doc["targets"], str(Path(path).resolve().parent)
+
+
+def baseline_for(targets: dict[str, Any], target: str, path: str) -> dict[str, Any]:
+    if target not in targets:
+        raise UsageError(f"baseline {path} has no entry for {target}; known: "
+                         f"{', '.join(targets) or 'none'} (rewrite it with --write-baseline)")
+    return targets[target]
+
+
 def gate_options(*, baseline: str | None = None, target: str, **thresholds: Any) -> GateOptions:
     """The gate for ``target``: thresholds plus its entry read from the baseline file."""
     if not baseline:
         return GateOptions(**thresholds)
-    from .gate import baseline_for, read_baseline
-
     targets, root = read_baseline(baseline)
     return GateOptions(**thresholds, baseline=baseline_for(targets, target, str(baseline)),
                        baseline_root=root)

@@ -50,7 +50,8 @@ def load_config(path: str | Path) -> dict[str, Any]:
     tool = doc.get("tool", {})
     section = tool.get("breakscan") if isinstance(tool, dict) else None
     if not section:
-        raise UsageError(f"{path} has no [tool.breakscan] section; see the README's 'CI' part")
+        raise UsageError(f"{path} has no [tool.breakscan] section; see breakscan's "
+                         "docs/ci.md")
     if not isinstance(section, dict):
         raise UsageError(f"{path}: tool.breakscan must be a table ([tool.breakscan]), not "
                          f"{type(section).__name__}")

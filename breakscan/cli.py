@@ -19,6 +19,7 @@ from typing import List, Optional
 import typer
 from rich.console import Console
 
+from .report import FILE_FORMATS
 from .report.terminal import console as literal_console
 
 from . import __version__
@@ -29,17 +30,11 @@ from .options import DEFAULT_TIMEOUT_S
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Find, explain and fix torch.compile graph breaks.",
                   context_settings={"help_option_names": ["-h", "--help"]})
-SUBCOMMANDS = {"scan", "run", "trace", "check", "compare", "lint", "rules", "version"}
 
 
-class OutputFormat(str, Enum):
-    terminal = "terminal"
-    json = "json"
-    junit = "junit"
-    sarif = "sarif"
-    github = "github"
-    markdown = "markdown"
-    html = "html"
+# --format's choices: the terminal report and every file format report/ registers.
+OutputFormat = Enum("OutputFormat", {name: name for name in ("terminal", *FILE_FORMATS)},
+                    type=str)
 
 
 # Options that scan and run share (one definition, one help text).
@@ -725,13 +720,22 @@ def _internal_error(exc: BaseException, *, debug: bool) -> None:
     sys.exit(EXIT_INTERNAL)
 
 
+def _commands() -> set[str]:
+    """The subcommands as registered on the app: a first word that is none of them is a
+    target of the default command, scan."""
+    from typer.main import get_command_name
+
+    return {info.name or get_command_name(info.callback.__name__)
+            for info in app.registered_commands if info.callback is not None}
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: ``breakscan TARGET …`` means ``breakscan scan TARGET …``."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args in (["--version"], ["-V"]):
         args = ["version"]
     first = next((a for a in args if not a.startswith("-")), None)
-    if first is not None and first not in SUBCOMMANDS and not {"-h", "--help"} & set(
+    if first is not None and first not in _commands() and not {"-h", "--help"} & set(
             args[:args.index(first)]):
         args.insert(args.index(first), "scan")
     _raise_on_signals()

@@ -434,16 +434,29 @@ def read_baseline(path: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
             from None
     except (OSError, json.JSONDecodeError) as exc:
         raise UsageError(f"cannot read baseline {path}: {exc}") from None
-    if not isinstance(doc, dict) or "targets" not in doc:
-        raise UsageError(f"{path} is not a breakscan baseline (no 'targets')")
+    if not isinstance(doc, dict) or not isinstance(doc.get("targets"), dict):
+        raise UsageError(f"{path} is not a breakscan baseline (no 'targets' table)")
     return doc["targets"], str(Path(path).resolve().parent)
 
 
 def baseline_for(targets: dict[str, Any], target: str, path: str) -> dict[str, Any]:
+    """``target``'s entry, checked to be what ``--write-baseline`` writes (the file is data
+    from a pull request or a cache: never trusted)."""
     if target not in targets:
         raise UsageError(f"baseline {path} has no entry for {target}; known: "
-                         f"{', '.join(targets) or 'none'} (rewrite it with --write-baseline)")
-    return targets[target]
+                         f"{', '.join(map(str, targets)) or 'none'} (rewrite it with "
+                         "--write-baseline)")
+    entry = targets[target]
+    breaks = entry.get("breaks", []) if isinstance(entry, dict) else None
+    well_formed = isinstance(breaks, list) and all(
+        isinstance(b, dict) and all(isinstance(b.get(k), str) for k in ("category", "file", "code"))
+        for b in breaks) and all(
+        isinstance(entry.get(k), int) or entry.get(k) is None
+        for k in ("graph_count", "recompile_count"))
+    if not well_formed:
+        raise UsageError(f"baseline {path}: the entry for {target} is not what "
+                         "--write-baseline writes (rewrite it with --write-baseline)")
+    return entry
 
 
 def gate_options(*, baseline: str | None = None, target: str, **thresholds: Any) -> GateOptions:

@@ -640,3 +640,23 @@ def test_compare_never_replaces_a_models_file(tmp_path):
                    "-f", "json", "-o", str(model))
     assert proc.returncode == 2 and "a file the scan reads" in proc.stderr
     assert model.read_bytes() == before
+
+
+@pytest.mark.parametrize("doc", [
+    '{"targets": ["m.py:Net"]}',
+    '{"targets": {"m.py:Net": "__import__(\'os\').system(\'true\')"}}',
+    '{"targets": {"m.py:Net": {"breaks": [{"category": 1}]}}}',
+    '{"targets": {"m.py:Net": {"breaks": "all", "graph_count": 1}}}',
+    '{"targets": {"m.py:Net": {"graph_count": "many"}}}',
+])
+def test_a_hostile_baseline_entry_is_a_one_line_usage_error(tmp_path, doc):
+    """A baseline comes from a pull request or a restored cache: an entry that is not what
+    --write-baseline writes is refused with one line (exit 2), never a crash in the gate."""
+    from breakscan.errors import UsageError
+    from breakscan.options import gate_options
+
+    path = tmp_path / "baseline.json"
+    path.write_text(doc)
+    with pytest.raises(UsageError) as raised:
+        gate_options(baseline=str(path), target="m.py:Net")
+    assert "\n" not in str(raised.value) and str(path) in str(raised.value)

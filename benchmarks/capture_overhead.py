@@ -41,7 +41,7 @@ MODELS = {  # name -> (target, scan options as CLI arguments)
 
 
 def _load(target: str, cli: list[str]):
-    from breakscan.load import load_target
+    from breakscan.pipeline.load import load_target
 
     options = dict(zip(cli[::2], cli[1::2]))
     return load_target(target, input_shapes=[options["--input-shape"]]
@@ -68,7 +68,7 @@ def bare_explain(target: str, cli: list[str]) -> float:
 def scan_stages(target: str, cli: list[str]) -> dict[str, float]:
     """A fresh model, scanned in this process: seconds per stage."""
     from breakscan.options import ScanOptions
-    from breakscan.pipeline import scan_loaded
+    from breakscan.pipeline.scan import scan_loaded
 
     loaded = _load(target, cli)
     return scan_loaded(loaded, ScanOptions()).stages

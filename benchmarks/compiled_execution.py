@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from breakscan import TimingOptions, scan_callable  # noqa: E402
-from breakscan.load import load_target  # noqa: E402
-from breakscan.dynamo import clean_dynamo_state  # noqa: E402
+from breakscan.pipeline.load import load_target  # noqa: E402
+from breakscan.dynamo.hooks import clean_dynamo_state  # noqa: E402
 
 
 def sample_models(only: set[str] | None):

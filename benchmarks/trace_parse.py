@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from breakscan.trace import read_rank, trace_files  # noqa: E402
+from breakscan.trace.reader import read_rank, trace_files  # noqa: E402
 
 FIXTURE = ROOT / "tests/fixtures/traces/step/dedicated_log_torch_trace_rank_0_recorded.log"
 

@@ -22,7 +22,7 @@ __all__ = ["scan", "scan_callable", "run_program", "ScanOptions", "ProgramOption
 
 def __getattr__(name: str) -> Any:
     if name in ("scan", "scan_callable", "run_program"):
-        from . import pipeline as module
+        from .pipeline import scan as module
     elif name in ("ScanOptions", "ProgramOptions", "TimingOptions", "GateOptions", "Limits"):
         from . import options as module
     elif name in ("assert_max_graph_breaks", "GraphBreakError"):

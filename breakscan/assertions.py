@@ -50,7 +50,7 @@ def assert_max_graph_breaks(model: Any, inputs: Any = (), *, max_breaks: int | N
 
     Only the limits given apply; with none at all, ``max_breaks=0``.
     """
-    from .pipeline import scan_callable
+    from .pipeline.scan import scan_callable
 
     limits = GateOptions.for_test(max_breaks=max_breaks, max_graphs=max_graphs,
                                   max_graph_calls=max_graph_calls,

@@ -24,10 +24,10 @@ from typing import Any, Callable
 
 from .cache import ResultCache
 from .errors import Interrupted, UsageError, interrupt_signal
-from .isolate import Cancel
+from .process.isolate import Cancel
 from .options import GATE_KEYS, LIMIT_KEYS, SCAN_KEYS, GateOptions, Limits, ScanOptions, from_config
 from .result import ModelRun
-from .runner import run_model
+from .process.runner import run_model
 
 if sys.version_info >= (3, 11):
     import tomllib

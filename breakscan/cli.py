@@ -178,7 +178,7 @@ def scan(
     a one-line error naming the stage, and the report of the stages that finished.
     """
     from .options import Limits, ScanOptions, TimingOptions, gate_options
-    from .runner import run_model
+    from .process.runner import run_model
 
     from .files import refuse_over_sources
 
@@ -298,7 +298,7 @@ def _fix(target: str, options, result, limits, write: bool) -> tuple[str, int] |
 
     Returns (error, exit code) when interrupted: nothing is written then.
     """
-    from .fixes import FixesInterrupted, unfixed, verify_fixes, write_fixes
+    from .fixes.plan import FixesInterrupted, unfixed, verify_fixes, write_fixes
 
     err = literal_console(stderr=True, soft_wrap=True)
 
@@ -325,7 +325,7 @@ def live_status(label: str, *, enabled: bool = True):
     """A status line on stderr with the elapsed time, the current stage and the target (TTY
     only); the target comes last, so a narrow terminal cuts it rather than the stage.
 
-    Yields the ``on_stage`` callback for :func:`breakscan.isolate.run_isolated`, or None when
+    Yields the ``on_stage`` callback for :func:`breakscan.process.isolate.run_isolated`, or None when
     stderr is not a terminal or the output is a file format: nothing then reaches stderr.
     """
     err = literal_console(stderr=True)
@@ -403,7 +403,7 @@ def run(
     """
     from .options import Limits, ProgramOptions, gate_options
     from .files import refuse_over_sources
-    from .runner import run_program
+    from .process.runner import run_program
 
     try:
         words = list(program or ())
@@ -463,9 +463,9 @@ def trace(
     Nothing is run: the trace files are read (streamed). Every reporter and gate option works.
     """
     from .options import gate_options
-    from .ranks import trace_report
+    from .trace.ranks import trace_report
     from .result import ModelRun
-    from .runner import gated
+    from .process.runner import gated
 
     try:
         _check_output(output, output_format)
@@ -574,7 +574,7 @@ def compare(
                                         "and both reports."),
 ) -> None:
     """Scan and time two targets the same way, side by side, and compare their outputs."""
-    from .compare import compare_targets
+    from .pipeline.compare import compare_targets
     from .options import Limits, ScanOptions, TimingOptions
     from .report import terminal
     from .files import refuse_over_sources, write_atomic
@@ -636,7 +636,7 @@ def lint(
     import json
     from dataclasses import asdict
 
-    from .lint import BREAK_CATEGORIES, lint_file
+    from .lint.walker import BREAK_CATEGORIES, lint_file
     from .report import terminal
 
     try:

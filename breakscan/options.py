@@ -110,7 +110,7 @@ class ScanOptions:
 
     @property
     def load_options(self) -> dict[str, Any]:
-        """The keyword arguments of :func:`breakscan.load.load_target`."""
+        """The keyword arguments of :func:`breakscan.pipeline.load.load_target`."""
         return dict(input_shapes=list(self.input_shapes) or None, dtype=self.dtype,
                     device=self.device, inputs=self.inputs, init_args=self.init_args,
                     method=self.method, train=self.train)
@@ -322,7 +322,7 @@ def _categories(value: str | list[str] | tuple[str, ...] | None) -> tuple[str, .
     """``item,data_dependent_branch`` (or a list) as known break categories."""
     if not value:
         return ()
-    from .categories import CATEGORIES
+    from .analysis.categories import CATEGORIES
 
     items = value.split(",") if isinstance(value, str) else list(value)
     names = tuple(c.strip() for c in items if c.strip())
@@ -355,7 +355,7 @@ class Limits:
 @dataclass(frozen=True)
 class ProgramOptions:
     """``breakscan run``: the program (a script or ``-m module``) with its own arguments, and how
-    to record it (read by :mod:`breakscan.program` and :func:`breakscan.pipeline.run_program`)."""
+    to record it (read by :mod:`breakscan.pipeline.program` and :func:`breakscan.pipeline.scan.run_program`)."""
 
     script: str | None = None
     module: str | None = None

@@ -11,10 +11,10 @@ import shutil
 import pytest
 
 from breakscan import scan
-from breakscan.fixes import judge, plan_fixes, resolved_config, verify_fixes
+from breakscan.fixes.plan import judge, plan_fixes, resolved_config, verify_fixes
 from breakscan.options import Limits, ScanOptions
 from breakscan.result import ABTiming, Correctness, Fix, FixMetrics, Interval
-from breakscan.switches import search
+from breakscan.fixes.switches import search
 
 from conftest import FIXTURES, ROOT, SAMPLES, locate, run_cli
 
@@ -58,7 +58,7 @@ def _metrics(graphs, calls, breaks=1):
 
 
 def _fixed(result, same=True):
-    from breakscan.fixes import FixedScan
+    from breakscan.fixes.plan import FixedScan
 
     return FixedScan(result=result, same_outputs=Correctness(same, 0.0 if same else 1.0, None))
 

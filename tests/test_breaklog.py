@@ -6,7 +6,7 @@ checks the same facts on live Dynamo output, so a torch whose format changes fai
 
 from __future__ import annotations
 
-from breakscan.breaklog import parse_break_message, split_reason
+from breakscan.analysis.breaklog import parse_break_message, split_reason
 
 from conftest import FIXTURES
 

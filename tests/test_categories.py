@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from breakscan.categories import CATEGORIES, categorize, registry_url
+from breakscan.analysis.categories import CATEGORIES, categorize, registry_url
 from breakscan.rules import CATALOGUE
 
 

@@ -12,7 +12,7 @@ from dataclasses import asdict
 import pytest
 
 from breakscan import ScanOptions, TimingOptions, scan
-from breakscan.compare import outputs_of_both
+from breakscan.pipeline.compare import outputs_of_both
 
 from conftest import QUICK, run_cli, sample_expectations
 

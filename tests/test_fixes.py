@@ -150,7 +150,7 @@ def test_an_item_only_logged_is_guarded_with_its_print():
     # An .item() whose value is kept (not only logged) gets no source rewrite: what is planned
     # (in this process; the verification of that setting is tested above).
     from breakscan import scan
-    from breakscan.fixes import plan_fixes
+    from breakscan.fixes.plan import plan_fixes
 
     target = f"{SAMPLES}/item_logging.py:LogInsideForward"
     kept = plan_fixes(target, scan(target, input_shapes=["8,16"]))
@@ -162,7 +162,7 @@ def test_fewer_break_sites_alone_is_no_gain():
     same returns to Python) is no gain; each measure that drops is one."""
     import dataclasses
 
-    from breakscan.fixes import gained
+    from breakscan.fixes.plan import gained
     from breakscan.result import FixMetrics
 
     before = FixMetrics(graph_count=11, breaks=2, recompiles=None, compiled_s=None, speedup=None,

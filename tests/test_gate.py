@@ -69,7 +69,7 @@ def test_gate_in_json():
 
 def test_baseline_round_trip(tmp_path, monkeypatch):
     from breakscan.options import gate_options
-    from breakscan.runner import run_model
+    from breakscan.process.runner import run_model
 
     models = tmp_path / "models"
     shutil.copytree(SAMPLES, models)
@@ -165,7 +165,7 @@ def test_check_config_errors(tmp_path):
 
 @pytest.fixture(scope="module")
 def failing_runs():
-    from breakscan.runner import run_model
+    from breakscan.process.runner import run_model
 
     # The formats are the subject, not isolation: the scans run in this process.
     gate, options = GateOptions(max_breaks=0), ScanOptions(input_shapes=["8,16"])

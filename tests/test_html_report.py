@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from breakscan import scan
-from breakscan.categories import REGISTRY_URL
+from breakscan.analysis.categories import REGISTRY_URL
 from breakscan.report import render_file_format
 from breakscan.report.html import to_html
 from breakscan.result import Check, Comparison, Correctness, Fix, FixMetrics, GateResult, ModelRun
@@ -350,7 +350,7 @@ def test_every_sample_model_renders_in_chromium_with_the_json_facts(tmp_path):
 
     from conftest import sample_expectations
 
-    from breakscan.pipeline import scan
+    from breakscan.pipeline.scan import scan
     from breakscan.report.json import to_json
 
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")

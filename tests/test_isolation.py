@@ -14,7 +14,7 @@ import time
 import pytest
 
 from breakscan.options import Limits, ScanOptions
-from breakscan.runner import scan_isolated
+from breakscan.process.runner import scan_isolated
 from breakscan.files import write_atomic
 
 from conftest import FIXTURES, ROOT, SAMPLES, locate, run_cli

@@ -1,4 +1,4 @@
-"""breakscan.lint: the static pre-scan, checked against fixtures that state their own findings.
+"""breakscan.lint.walker: the static pre-scan, checked against fixtures that state their own findings.
 
 Each ``tests/fixtures/lint/<case>.py`` marks every line lint must flag with a trailing
 ``# expect: <category>[, <category>] [loop]`` comment (``[loop]``: the message must say the line
@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from breakscan.errors import UsageError
-from breakscan.lint import BREAK_CATEGORIES, lint_file, lint_source
+from breakscan.lint.walker import BREAK_CATEGORIES, lint_file, lint_source
 from breakscan.rules import rule_id
 
 from conftest import FIXTURES, ROOT, SAMPLES, locate, sample_expectations
@@ -224,7 +224,7 @@ def test_real_code_never_crashes():
 
     files = [*SAMPLES.glob("*.py"), *(FIXTURES / "models").glob("*.py"),
              *(FIXTURES / "third_party").glob("*.py"), *Path(json.__file__).parent.glob("*.py"),
-             ROOT / "breakscan" / "cli.py", ROOT / "breakscan" / "lint.py"]
+             *(ROOT / "breakscan").rglob("*.py")]
     for path in files:
         source = path.read_text()
         try:
@@ -238,7 +238,7 @@ def test_real_code_never_crashes():
 
 
 def test_lint_never_imports_torch():
-    code = ("import sys; from breakscan.lint import lint_file; "
+    code = ("import sys; from breakscan.lint.walker import lint_file; "
             f"lint_file({str(SAMPLES / 'tensor_branch.py')!r}); "
             "assert 'torch' not in sys.modules, 'torch imported'; print('ok')")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,

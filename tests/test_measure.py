@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from breakscan import TimingOptions, scan
-from breakscan.load import load_target
-from breakscan.measure import compare_outputs, measure
+from breakscan.pipeline.load import load_target
+from breakscan.pipeline.measure import compare_outputs, measure
 
 from conftest import SAMPLES, run_cli, sample_expectations
 
@@ -140,7 +140,7 @@ def test_a_spread_that_never_settles_is_marked_noisy():
     import itertools
     import time
 
-    from breakscan.measure import _time
+    from breakscan.pipeline.measure import _time
     from breakscan.report.terminal import noise_note
     from breakscan.result import TimingReport
 

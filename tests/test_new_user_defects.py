@@ -212,7 +212,7 @@ def test_a_refused_fix_title_does_not_repeat_and_diffs_name_user_paths(tmp_path,
     from rich.console import Console
 
     from breakscan import scan
-    from breakscan.fixes import plan_fixes
+    from breakscan.fixes.plan import plan_fixes
     from breakscan.report import terminal
     from breakscan.result import ModelRun
 
@@ -251,7 +251,7 @@ def test_recompile_gate_failures_carry_file_and_line_in_github_and_sarif(monkeyp
     """The reporters are the subject: the scan and its gate run in this process."""
     from breakscan.options import GateOptions, ScanOptions
     from breakscan.report import render_file_format
-    from breakscan.runner import run_model
+    from breakscan.process.runner import run_model
 
     run = run_model(f"{SAMPLES / 'shape_branch.py'}:ShapeBranch",
                     ScanOptions(input_shapes=["8,16"], vary_batch="2,4,16"),

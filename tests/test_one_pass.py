@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from breakscan import scan
-from breakscan.load import load_target
+from breakscan.pipeline.load import load_target
 
 from conftest import SAMPLES, locate, sample_expectations
 
@@ -105,9 +105,9 @@ def _broken_counter(wanted):
 
 
 def test_a_failing_counter_is_reported_as_breakscans_never_as_the_models(monkeypatch):
-    import breakscan.capture
+    import breakscan.pipeline.capture
 
-    monkeypatch.setattr(breakscan.capture, "python_calls", _broken_counter)
+    monkeypatch.setattr(breakscan.pipeline.capture, "python_calls", _broken_counter)
     result = scan(f"{SAMPLES}/tolist_call.py:TolistInForward", input_shapes=["8,16"])
     assert result.compile_error is None
     (later, counts) = [n for n in result.notes if "counter failed" in n]

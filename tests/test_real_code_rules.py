@@ -52,7 +52,7 @@ def test_breaks_of_later_calls_only_are_reported_but_not_gated():
 
 def test_first_call_only_break_is_counted_and_marked_in_json():
     from breakscan.options import GateOptions, ScanOptions
-    from breakscan.runner import run_model
+    from breakscan.process.runner import run_model
 
     run = run_model(f"{SAMPLES}/first_call.py:LazyScale", ScanOptions(input_shapes=["8,16"]),
                     GateOptions(max_breaks=0), isolated=False)

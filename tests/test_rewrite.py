@@ -1,4 +1,4 @@
-"""breakscan.rewrite against fixture pairs (TorchFix style) and against real torch.
+"""breakscan.fixes.rewrite against fixture pairs (TorchFix style) and against real torch.
 
 tests/fixtures/rewrite/<case>.in.py marks the target line with ``# rewrite: <category>``; the
 rewrite must equal <case>.out.py byte for byte. <case>.refuse.py also carries
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from breakscan.rewrite import Rewrite, propose_rewrite, unified_diff
+from breakscan.fixes.rewrite import Rewrite, propose_rewrite, unified_diff
 
 HERE = Path(__file__).resolve().parent / "fixtures" / "rewrite"
 PAIRS = sorted(p.name[: -len(".in.py")] for p in HERE.glob("*.in.py"))

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from breakscan import scan
-from breakscan.categories import CATEGORIES
+from breakscan.analysis.categories import CATEGORIES
 from breakscan.rules import CATALOGUE, RULES_BY_CATEGORY, find_rule
 
 from conftest import SAMPLES, locate, run_cli
@@ -67,7 +67,7 @@ def test_every_category_has_one_rule_and_every_rule_a_worked_example():
 
 def test_one_registry_every_fix_and_lint_check_belongs_to_a_rule():
     """Fixes, lint checks and the GB ids messages name all come from the rule registry."""
-    from breakscan import lint_rules
+    from breakscan.lint import checks as lint_rules
     from breakscan.rules import FIXES, RULES_BY_ID, fixes_for, gb
 
     for rule in CATALOGUE:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from breakscan.options import Limits, ScanOptions
-from breakscan.runner import scan_isolated
+from breakscan.process.runner import scan_isolated
 
 from conftest import GAINED, FIXTURES, ROOT, run_cli
 
@@ -61,7 +61,7 @@ def _explain_counts(name: str, options: dict) -> tuple[int, int, int, int]:
     """A separate, plain torch._dynamo.explain of the same model on the same inputs."""
     import torch
 
-    from breakscan.load import load_target
+    from breakscan.pipeline.load import load_target
 
     loaded = load_target(f"{HF}:{name}", **options)
     with torch.no_grad():
@@ -138,7 +138,7 @@ def test_gpt2_output_attentions_breaks_on_the_first_call_and_fails_fullgraph():
     # The advice it gets (call the model once before torch.compile) holds: then 1 graph.
     import torch
 
-    from breakscan.load import load_target
+    from breakscan.pipeline.load import load_target
 
     loaded = load_target(f"{HF}:gpt2", **options)
     with torch.no_grad():
@@ -199,7 +199,7 @@ def test_sequencer_lstm_fix_from_dynamos_hint_is_verified():
 
 
 def test_ddim_loop_names_the_users_line_for_a_break_inside_the_scheduler():
-    from breakscan.fixes import plan_fixes
+    from breakscan.fixes.plan import plan_fixes
 
     result = _run(f"{DDIM}:denoise", {"input_shapes": ["1,3,8,8"]})
     ddim = _installed("diffusers", "schedulers/scheduling_ddim.py")
@@ -345,7 +345,7 @@ def test_ibert_run_time_counts_survive_unhashable_resume_code():
 
     import torch
 
-    from breakscan.load import load_target
+    from breakscan.pipeline.load import load_target
 
     loaded = load_target(f"{HF}:ibert", **IDS)
     compiled = torch.compile(loaded.fn, backend="eager")

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 
-from breakscan.trace import read_rank, records
+from breakscan.trace.reader import read_rank, records
 
 from conftest import FIXTURES, locate, run_cli
 
@@ -89,7 +89,7 @@ def test_the_report_of_a_recorded_trace():
 
 def test_reading_a_trace_imports_no_torch():
     """`breakscan trace` parses and analyses in the CLI's own process: torch is never loaded."""
-    code = ("import sys; from breakscan.ranks import trace_report; "
+    code = ("import sys; from breakscan.trace.ranks import trace_report; "
             f"r = trace_report({str(STEP)!r}); print(len(r.breaks), 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.split() == ["1", "False"], out.stderr

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from breakscan import scan
 from breakscan.cache import ResultCache
 from breakscan.errors import UsageError
-from breakscan.fixes import write_fixes
+from breakscan.fixes.plan import write_fixes
 from breakscan.jsondata import DataError, dumps, loads
 from breakscan.options import ScanOptions
 from breakscan.result import Fix
@@ -122,7 +122,7 @@ def test_the_data_format_builds_only_result_records():
 
 
 def test_the_parent_parses_the_childs_result_and_never_unpickles_it(tmp_path):
-    from breakscan.isolate import _outcome, _read_partial
+    from breakscan.process.isolate import _outcome, _read_partial
 
     marker = tmp_path / "code-ran"
     (tmp_path / "result.pkl").write_bytes(pickle.dumps(_Payload(str(marker))))
@@ -301,7 +301,7 @@ def _mutations():
 @settings(max_examples=80, deadline=None)
 @given(case=_mutations())
 def test_a_mutated_real_trace_is_read_or_refused_never_a_traceback(case, tmp_path_factory):
-    from breakscan.ranks import trace_report
+    from breakscan.trace.ranks import trace_report
 
     lines, edits = case
     lines = list(lines)
@@ -467,7 +467,7 @@ def test_a_closed_pipe_ends_quietly_not_with_the_gates_code():
 
 
 def test_the_parent_reads_only_the_end_of_a_huge_stderr(tmp_path):
-    from breakscan.isolate import TAIL_BYTES, _tail
+    from breakscan.process.isolate import TAIL_BYTES, _tail
 
     (tmp_path / "stderr").write_bytes(b"x" * (20 * 1024 * 1024) + b"\nthe end\n")
     text = _tail(tmp_path / "stderr")
@@ -480,7 +480,7 @@ def test_a_killed_breakscan_takes_its_child_along_and_leaves_no_folder(tmp_path)
     import sys
     import time
 
-    from breakscan.isolate import _remove_stale_work
+    from breakscan.process.isolate import _remove_stale_work
 
     env = dict(os.environ, TMPDIR=str(tmp_path))
     parent = subprocess.Popen([sys.executable, "-m", "breakscan",
@@ -508,7 +508,7 @@ def test_a_killed_breakscan_takes_its_child_along_and_leaves_no_folder(tmp_path)
 # -- 6. rough edges a new user hit ------------------------------------------------------------------
 
 def test_a_timeout_names_the_users_line_never_the_standard_librarys(tmp_path):
-    from breakscan.isolate import user_line_from_stack
+    from breakscan.process.isolate import user_line_from_stack
 
     import runpy
     import threading
@@ -568,7 +568,7 @@ def test_rule_ids_and_fix_names_are_never_cut_mid_word():
 
 
 def test_a_guard_failure_is_listed_once():
-    from breakscan.recompiles import parse_recompile_message
+    from breakscan.pipeline.recompiles import parse_recompile_message
 
     text = ("Recompiling function forward in /m.py:12\n    triggered by the following guard "
             "failure(s):\n    - 0/0: tensor 'x' size mismatch at index 0. expected 8, actual 4\n"
@@ -579,7 +579,7 @@ def test_a_guard_failure_is_listed_once():
 
 
 def test_no_none_leaks_into_text():
-    from breakscan.fixes import judge
+    from breakscan.fixes.plan import judge
     from breakscan.result import Correctness, FixedScan, FixMetrics
 
     result = scan(f"{SAMPLES / 'tensor_branch.py'}:TensorIf", input_shapes=["8,16"])

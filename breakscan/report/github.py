@@ -3,7 +3,7 @@ for ``$GITHUB_STEP_SUMMARY``."""
 
 from __future__ import annotations
 
-from ..categories import CATEGORIES
+from ..analysis.categories import CATEGORIES
 from ..result import ModelRun
 from ..frames import repo_path
 from .terminal import printable

@@ -20,7 +20,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import DiffLexer, PythonLexer
 from pygments.token import STANDARD_TYPES
 
-from ..categories import REGISTRY_URL
+from ..analysis.categories import REGISTRY_URL
 from ..result import Comparison, Fix, ModelRun, ScanResult
 from ..rules import finding_status, rule_for
 from ..frames import display_path, is_user_file, source_allowed

@@ -7,7 +7,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .. import __version__
-from ..categories import CATEGORIES
+from ..analysis.categories import CATEGORIES
 from ..result import ModelRun
 from ..frames import repo_path
 from .paths import recompile_location

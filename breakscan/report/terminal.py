@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..frames import display_path, provenance_frame, source_lines
-from ..categories import REGISTRY_URL
+from ..analysis.categories import REGISTRY_URL
 from ..result import (Comparison, Fix, ModelRun, ProgramReport, RootBreak, ScanResult,
                       StaticFinding)
 from ..result import whole as count

@@ -14,9 +14,9 @@ import re
 import sys
 from typing import Any, Callable
 
-from .frames import Frame, is_torch_file, is_user_file
-from .errors import as_model_error
-from .result import Recompile, RecompileReport
+from ..frames import Frame, is_torch_file, is_user_file
+from ..errors import as_model_error
+from ..result import Recompile, RecompileReport
 
 _HEADER = re.compile(r"Recompiling function (?P<fn>\S+) in (?P<file>.+):(?P<line>\d+)")
 _REASON = re.compile(r"^\s*-\s*(?P<cid>\d+/\d+):\s*(?P<reason>.+?)\s*$")
@@ -68,7 +68,7 @@ def _run_sets(fn: Callable[..., Any], sets: list[tuple[Any, ...]], *, training: 
     """Compile once, call with each input set; (graphs, recompiles, frames that hit the limit)."""
     import torch
 
-    from .dynamo import dynamo_session, read_metrics
+    from ..dynamo.hooks import dynamo_session, read_metrics
 
     graphs: list[str] = []
 
@@ -176,7 +176,7 @@ def check_recompiles(fn: Callable[..., Any], sets: list[tuple[Any, ...]], *,
     """
     import torch
 
-    from .dynamo import recompile_limit
+    from ..dynamo.hooks import recompile_limit
 
     graphs, recompiles, limit_hits = _run_sets(fn, sets, training=training, dynamic=dynamic)
     report = RecompileReport(
@@ -273,7 +273,7 @@ def link_shape_branches(report: RecompileReport, findings: list[Any]) -> None:
     when the replay showed dynamic=True does not remove the recompile, neither the report nor the
     lint recommends it.
     """
-    from .frames import module_ast
+    from ..frames import module_ast
 
     branches = [f for f in findings if f.category == "shape_branch"]
     linked = []

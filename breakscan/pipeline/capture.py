@@ -29,12 +29,12 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from .dynamo import (CaptureBackend, CodeEvent, CodeKey, bytecode_hook, clean_dynamo,
+from ..dynamo.hooks import (CaptureBackend, CodeEvent, CodeKey, bytecode_hook, clean_dynamo,
                      clean_dynamo_state, compile_model, dynamic_shapes, dynamo_logs,
                      log_breaks_again, python_calls, read_metrics, record_regions, recorded)
-from .errors import as_model_error, describe, user_frame_hint
-from .frames import frames_of
-from .result import RawCapture, RawFailure
+from ..errors import as_model_error, describe, user_frame_hint
+from ..frames import frames_of
+from ..result import RawCapture, RawFailure
 
 
 @contextlib.contextmanager

@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Protocol
 
-from .rules import LOG_METHODS, gb, rule_for
+from ..rules import LOG_METHODS, gb, rule_for
 
 
 class Walker(Protocol):

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .options import Limits, ScanOptions
-from .result import ABTiming, Comparison, Correctness, ModelRun
+from ..options import Limits, ScanOptions
+from ..result import ABTiming, Comparison, Correctness, ModelRun
 
-OUTPUTS_JOB = "breakscan.compare:outputs_of_both"
+OUTPUTS_JOB = "breakscan.pipeline.compare:outputs_of_both"
 
 
 def compare_targets(a: str, b: str, options: ScanOptions, limits: Limits = Limits()) -> Comparison:
     """Scan A, then B (unless A was interrupted), then compare their outputs in a third child."""
-    from .isolate import run_isolated
-    from .runner import run_model
+    from ..process.isolate import run_isolated
+    from ..process.runner import run_model
 
     run_a = run_model(a, options, None, limits)
     run_b = ModelRun(target=b, result=None, error=run_a.error, exit_code=run_a.exit_code,

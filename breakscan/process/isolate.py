@@ -3,8 +3,8 @@
 A user's model can hang, segfault inside a C extension or inductor's compiled code, exhaust
 memory or call ``os._exit``. None of that may take breakscan (or the user's CI) down with it, so
 the CLI runs every scan (and every fix verification, and compare's output check) in a fresh
-``python -m breakscan.isolate`` process. This module knows no job type: the request names the
-job as ``module:function`` (``breakscan.pipeline:scan_job``), which the child imports and
+``python -m breakscan.process.isolate`` process. This module knows no job type: the request names the
+job as ``module:function`` (``breakscan.pipeline.scan:scan_job``), which the child imports and
 calls as ``job(request, on_stage, on_progress)``.
 
 - the child starts clean (no Dynamo caches or config changes from an earlier scan) in its own
@@ -33,10 +33,10 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import (EXIT_INTERNAL, EXIT_MODEL_FAILED, INTERRUPT_CODES, Interrupted,
+from ..errors import (EXIT_INTERNAL, EXIT_MODEL_FAILED, INTERRUPT_CODES, Interrupted,
                      interrupt_signal)
-from .options import Limits
-from .result import ModelRun, ScanResult
+from ..options import Limits
+from ..result import ModelRun, ScanResult
 
 _DUMP_GRACE_S = 0.5  # before the deadline, the child is asked to print its stack (SIGUSR1)
 _PROGRESS_EVERY_S = 0.25  # the live line reads progress events this often, at most
@@ -92,7 +92,7 @@ def run_isolated(job: str, request: dict[str, Any], *, target: str,
             if limits.threads:
                 env.update({name: str(limits.threads) for name in _THREAD_VARIABLES})
             child = subprocess.Popen(
-                [sys.executable, "-m", "breakscan.isolate", str(work)], **streams, env=env,
+                [sys.executable, "-m", "breakscan.process.isolate", str(work)], **streams, env=env,
                 start_new_session=True, cwd=os.getcwd())
             (work / "owner.json").write_text(json.dumps({"parent": os.getpid(),
                                                          "child": child.pid}))
@@ -205,7 +205,7 @@ def _read_events(work: Path) -> list[dict[str, Any]]:
 
 def _read_partial(work: Path) -> Any:
     """The result the child saved, parsed as data (anything unreadable: none)."""
-    from .jsondata import DataError, loads
+    from ..jsondata import DataError, loads
 
     try:
         with open(work / "result.json", "rb") as fh:
@@ -234,7 +234,7 @@ def user_line_from_stack(stderr: str) -> str:
     in the thread that was running (``Current thread``), the user's own innermost line, else
     a library's; never the standard library's (a timer's ``traceback.py``). Empty without a
     dump; ' (no line of your code was on the stack)' when the dump names none."""
-    from .frames import acting_frame, is_stdlib_file, parse_stack, user_frame
+    from ..frames import acting_frame, is_stdlib_file, parse_stack, user_frame
 
     if 'File "' not in stderr:
         return ""
@@ -319,7 +319,7 @@ class _Reporter:
         os.fsync(self.events.fileno())
 
     def save(self, result: Any) -> None:
-        from .jsondata import dumps
+        from ..jsondata import dumps
 
         tmp = self.work / "result.json.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
@@ -372,7 +372,7 @@ def _limit_memory(megabytes: int | None) -> None:
         return
     import resource
 
-    from . import errors
+    from .. import errors
 
     limit = megabytes * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
@@ -432,8 +432,8 @@ def _alive(pid: int) -> bool:
 def _child_main(work: Path) -> int:
     import faulthandler
 
-    # This file runs as __main__; jobs import it as breakscan.isolate: keep the stop state there.
-    from breakscan import isolate as imported
+    # This file runs as __main__; jobs import it as breakscan.process.isolate: keep the stop state there.
+    from breakscan.process import isolate as imported
 
     parent = int(os.environ.get("BREAKSCAN_PARENT_PID") or 0)
     if parent:
@@ -458,12 +458,12 @@ def _child_main(work: Path) -> int:
         result = job(request["request"], reporter.stage, reporter.progress)
         reporter.save(result)
     except BaseException as exc:  # noqa: BLE001 - everything becomes a one-line error
-        from .errors import BreakscanError, describe
+        from ..errors import BreakscanError, describe
 
         if isinstance(exc, BreakscanError):
             message, code = str(exc), exc.exit_code
         elif isinstance(exc, MemoryError):
-            from .errors import memory_limit_note
+            from ..errors import memory_limit_note
 
             message, code = f"ran out of memory{memory_limit_note()} (MemoryError)", \
                 EXIT_MODEL_FAILED

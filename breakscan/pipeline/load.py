@@ -22,11 +22,11 @@ from typing import Any, Callable, Iterator
 import torch
 from torch import nn
 
-from .errors import (ModelError, UsageError, as_model_error, describe, memory_limit_note,
+from ..errors import (ModelError, UsageError, as_model_error, describe, memory_limit_note,
                      out_of_memory, user_frame_hint)
-from .options import TargetSpec, check_source_file, parse_init_args, parse_inputs, parse_target
-from .result import ModuleConstant
-from .sources import SourceTree, source_tree
+from ..options import TargetSpec, check_source_file, parse_init_args, parse_inputs, parse_target
+from ..result import ModuleConstant
+from ..sources import SourceTree, source_tree
 
 DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32, "float": torch.float32, "float64": torch.float64,
@@ -259,7 +259,7 @@ def load_inputs_factory(text: str) -> tuple[tuple[Any, ...], dict[str, Any]]:
 
 def describe_inputs(args: tuple[Any, ...], kwargs: dict[str, Any], names: list[str]):
     """InputSpec rows for the report (shape and dtype for tensors, the type otherwise)."""
-    from .result import InputSpec
+    from ..result import InputSpec
 
     rows = []
     items = list(zip(names, args)) + list(kwargs.items())
@@ -388,7 +388,7 @@ def module_constants(model: nn.Module) -> list[ModuleConstant]:
     """The constants the model's own module classes keep in tensors (buffers, parameters that
     do not train, plain tensor attributes): 0-d values and short integer vectors. torch's own
     modules are left out (a BatchNorm's step counter is state, not a constant)."""
-    from .frames import is_torch_file
+    from ..frames import is_torch_file
     found: dict[tuple[str, str, str], ModuleConstant] = {}
     for module in model.modules():
         cls = type(module)
@@ -442,7 +442,7 @@ def _created_at(cls: type, name: str) -> tuple[str, int, str] | None:
     base class (in method resolution order) that has one; ``__init__`` first."""
     import ast
 
-    from .frames import module_ast
+    from ..frames import module_ast
 
     for owner in cls.__mro__:
         try:

@@ -20,12 +20,12 @@ from typing import Any, Callable
 import torch
 from torch.utils import benchmark
 
-from .frames import acting_frame, parse_stack
-from .breaklog import split_reason
-from .dynamo import CodeKey, bytecode_hook, compile_model, dynamo_session, read_metrics
-from .errors import as_model_error, describe
-from .result import ABTiming, Correctness, Timing, TimingReport
-from .stats import median_interval, speedup_interval, spread, verdict
+from ..frames import acting_frame, parse_stack
+from ..analysis.breaklog import split_reason
+from ..dynamo.hooks import CodeKey, bytecode_hook, compile_model, dynamo_session, read_metrics
+from ..errors import as_model_error, describe
+from ..result import ABTiming, Correctness, Timing, TimingReport
+from ..stats import median_interval, speedup_interval, spread, verdict
 
 WARMUP_CALLS = 3
 _PLAIN = (int, float, complex, bool, str, bytes, type(None))

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import re
 
-from .frames import parse_stack, provenance_frame
-from .result import BreakRecord
+from ..frames import parse_stack, provenance_frame
+from ..result import BreakRecord
 
 RESUME_PREFIX = "torch_dynamo_resume_in_"  # the name of every resume function Dynamo makes
 

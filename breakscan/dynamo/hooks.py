@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from .result import CodeEvent, FrameMetric  # noqa: F401 - the records these hooks fill
+from ..result import CodeEvent, FrameMetric  # noqa: F401 - the records these hooks fill
 
 
 class _ListHandler(logging.Handler):

@@ -25,7 +25,7 @@ import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
-from .rules import LOG_METHODS
+from ..rules import LOG_METHODS
 
 GUARD = "not torch.compiler.is_compiling()"
 _TO_PYTHON = {"item", "tolist", "numpy"}

@@ -17,8 +17,8 @@ import sys
 import time
 from dataclasses import dataclass
 
-from .errors import UsageError, describe
-from .options import ProgramOptions
+from ..errors import UsageError, describe
+from ..options import ProgramOptions
 
 
 @dataclass
@@ -48,7 +48,7 @@ def _exit_code(exc: SystemExit) -> int:
 def run_program(options: ProgramOptions) -> ProgramOutcome:
     """Run the program to its end; never raises for anything the program does (Ctrl-C and a
     stop request are let through)."""
-    from .frames import frames_of, where
+    from ..frames import frames_of, where
 
     saved_argv, saved_path = list(sys.argv), list(sys.path)
     if options.module is not None:

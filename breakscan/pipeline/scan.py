@@ -17,17 +17,17 @@ from typing import Any, Callable
 
 import torch
 
-from .analyse import analyse, apply_compile_error, link_module_constants, python_version
+from ..analysis.analyse import analyse, apply_compile_error, link_module_constants, python_version
 from .capture import RawProgram, program_capture, run_eager, scan_pass
-from .dynamo import recompile_limit
-from .errors import UsageError
-from .impact import apply_costs, apply_later_call, apply_regions, apply_runtime, counted_code
+from ..dynamo.hooks import recompile_limit
+from ..errors import UsageError
+from ..analysis.impact import apply_costs, apply_later_call, apply_regions, apply_runtime, counted_code
 from .load import (LoadedTarget, describe_inputs, importable_folder, input_sets, load_target,
                    module_constants, positional_names)
 from .measure import FrameCosts, OnProgress, measure
-from .options import ProgramOptions, ScanOptions, TimingOptions, parse_input_sets
+from ..options import ProgramOptions, ScanOptions, TimingOptions, parse_input_sets
 from .recompiles import check_recompiles, link_shape_branches, program_recompiles
-from .result import ProgramReport, ScanResult, StaticFinding, TimingReport
+from ..result import ProgramReport, ScanResult, StaticFinding, TimingReport
 
 OnStage = Callable[[str, "ScanResult | None"], None]
 
@@ -157,7 +157,7 @@ def lint_model(loaded: LoadedTarget) -> tuple[list[StaticFinding], str | None]:
     """The static findings for the scanned model's class (in the file that defines it)."""
     import inspect
 
-    from .lint import lint_file
+    from ..lint.walker import lint_file
 
     owner = type(loaded.model) if isinstance(loaded.fn, torch.nn.Module) or \
         loaded.method != "forward" else None
@@ -200,7 +200,7 @@ def skipped_spans(result: ScanResult) -> list[tuple[str, int, int]]:
     import ast
     import os
 
-    from .frames import module_ast
+    from ..frames import module_ast
 
     spans = []
     for frame in result.frames:
@@ -242,7 +242,7 @@ def scan(target: str, options: ScanOptions | None = None, *,
     ``shapes`` also call the compiled model with those inputs and report recompiles; ``timing``
     (a :class:`TimingOptions`) also times eager vs compiled execution.
     Raises :class:`breakscan.errors.UsageError` (exit 2) or :class:`ModelError` (exit 3).
-    Runs in this process; :func:`breakscan.runner.scan_isolated` runs it in a child process
+    Runs in this process; :func:`breakscan.process.runner.scan_isolated` runs it in a child process
     with a time limit, as the CLI does.
     """
     options = ScanOptions(**fields) if options is None else options.but(**fields)
@@ -278,7 +278,7 @@ def scan_callable(model: torch.nn.Module | Callable[..., Any], *args: Any,
                   timing: TimingOptions | None = None, dynamic: bool | None = None,
                   **kwargs: Any) -> ScanResult:
     """Scan a model (or any callable) already in memory with the given inputs."""
-    from .options import TargetSpec
+    from ..options import TargetSpec
 
     module = model if isinstance(model, torch.nn.Module) else torch.nn.Module()
     label = name or type(model).__name__
@@ -303,7 +303,7 @@ def run_program(options: ProgramOptions, *, on_stage: OnStage | None = None) -> 
     ``on_stage`` hears the stage; in an isolated child, a timeout or Ctrl-C asks for the report
     so far (``isolate.when_stopped``), so a stopped program keeps what it compiled.
     """
-    from .isolate import when_stopped
+    from ..process.isolate import when_stopped
     from .program import run_program as execute
 
     (on_stage or _no_progress)("program", None)
@@ -361,8 +361,8 @@ def program_result(options: ProgramOptions, raw: RawProgram,
 def _shape_findings(recompiles: list[Any]) -> list[StaticFinding]:
     """The lint's findings in the user files that recompiled, for the shape branches that set
     their guards (Dynamo's guard text often names no line)."""
-    from .frames import is_user_file
-    from .lint import lint_file
+    from ..frames import is_user_file
+    from ..lint.walker import lint_file
 
     found: list[StaticFinding] = []
     for file in sorted({r.file for r in recompiles if is_user_file(r.file)}):
@@ -377,7 +377,7 @@ def program_job(request: dict[str, Any], on_stage: OnStage,
                 on_progress: OnProgress) -> ScanResult:
     """The isolated child's program run: ``{"program": ProgramOptions.to_dict()}``. A program
     that failed is saved as the partial report, then :class:`ModelError` (exit 3) says how."""
-    from .errors import ModelError
+    from ..errors import ModelError
 
     result = run_program(ProgramOptions.from_dict(request["program"]), on_stage=on_stage)
     ended = result.program

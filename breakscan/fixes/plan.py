@@ -23,12 +23,12 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from .files import content_hash, read_source, write_source_in_place
-from .options import Limits, ScanOptions, TimingOptions
-from .frames import display_path
-from .sources import source_tree, target_file
-from .result import Fix, FixedScan, FixMetrics, ScanResult, whole
-from .rules import FIXES, fixes_for, rule_for_fix, rule_id
+from ..files import content_hash, read_source, write_source_in_place
+from ..options import Limits, ScanOptions, TimingOptions
+from ..frames import display_path
+from ..sources import source_tree, target_file
+from ..result import Fix, FixedScan, FixMetrics, ScanResult, whole
+from ..rules import FIXES, fixes_for, rule_for_fix, rule_id
 
 # fix id -> (break category, the setting as users write it, the torch._dynamo.config patch)
 # The fixes themselves (ids, kinds, settings, the rule each belongs to) are in the rule
@@ -349,7 +349,7 @@ def _plan_constants(plans: list[FixPlan], brk: Any, target_file: Path | None,
     """A constant kept in a tensor: replace it on the built model (works for library code:
     the printed loop is what the user runs), and where it is created in the user's own file,
     create it as a Python value (a source rewrite)."""
-    from .analyse import constant_patch
+    from ..analysis.analyse import constant_patch
 
     spec = {}
     for const in brk.constants:
@@ -526,7 +526,7 @@ class FixesInterrupted(Exception):
         self.fixes, self.exit_code, self.error = fixes, exit_code, error
 
 
-FIX_JOB = "breakscan.fixes:scan_with_fix"
+FIX_JOB = "breakscan.fixes.plan:scan_with_fix"
 
 
 def verify_fixes(target: str, options: ScanOptions, result: ScanResult, limits: Limits, *,
@@ -537,7 +537,7 @@ def verify_fixes(target: str, options: ScanOptions, result: ScanResult, limits: 
 
     ``on_stage("fix 2/4: torch_where · explain")`` follows the verifications live.
     """
-    from .isolate import run_isolated
+    from ..process.isolate import run_isolated
 
     fixes = []
     plans = plan_fixes(target, result)
@@ -581,7 +581,7 @@ def write_fixes(fixes: list[Fix]) -> list[str]:
     for fix in fixes:
         if fix.kind == "source" and fix.verified and fix.file:
             by_file.setdefault(fix.file, []).append(fix)
-    from .errors import UsageError
+    from ..errors import UsageError
 
     written = []
     for file, file_fixes in by_file.items():
@@ -655,8 +655,8 @@ def _copy_tree(target_file: Path, tmp: Path) -> tuple[Path, Path]:
 
 def _load_rewritten(target: str, load_kwargs: dict[str, Any], file: str, new_source: str,
                     original: Any, tmp: Path, removed: frozenset[str] = frozenset()) -> Any:
-    from .errors import ModelError, UsageError
-    from .load import load_target
+    from ..errors import ModelError, UsageError
+    from ..pipeline.load import load_target
 
     own_file = target_file(target)
     if own_file is None:
@@ -682,7 +682,7 @@ def apply_switch(loaded: Any, switch: dict[str, Any]) -> None:
     """Apply a library switch to a loaded target; UsageError when it does not apply."""
     import inspect
 
-    from .errors import UsageError, describe
+    from ..errors import UsageError, describe
 
     model = loaded.model
     if "path" in switch:
@@ -723,10 +723,10 @@ def scan_with_fix(request: dict[str, Any], on_stage: Callable[[str, Any], None],
     compare outputs."""
     import torch
 
-    from .errors import ModelError, UsageError
-    from .load import load_target
-    from .measure import Variant, compare_outputs, eager_outputs, time_interleaved
-    from .pipeline import scan_loaded, shape_sets_for
+    from ..errors import ModelError, UsageError
+    from ..pipeline.load import load_target
+    from ..pipeline.measure import Variant, compare_outputs, eager_outputs, time_interleaved
+    from ..pipeline.scan import scan_loaded, shape_sets_for
 
     target, fix = request["target"], request["fix"]
     options = ScanOptions.from_dict(request["options"])

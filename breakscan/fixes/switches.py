@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .frames import is_torch_file, module_ast
+from ..frames import is_torch_file, module_ast
 
 # Attributes whose switch also changes what training does (not just how it is compiled).
 _TRAINING_SEMANTICS = re.compile(r"drop|mask_time|mask_feature|augment|noise|jitter|_prob\b",

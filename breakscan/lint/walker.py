@@ -24,12 +24,12 @@ import warnings
 from dataclasses import dataclass
 from importlib.util import decode_source
 
-from .errors import UsageError
-from .result import StaticFinding
-from .lint_rules import (ASSERT_CHECKS, BRANCH_CHECKS, BREAK_CATEGORIES, CALL_CHECKS,
+from ..errors import UsageError
+from ..result import StaticFinding
+from .checks import (ASSERT_CHECKS, BRANCH_CHECKS, BREAK_CATEGORIES, CALL_CHECKS,
                          CALLEE_CHECKS, LOGGER_NAMES, LOOP_CHECKS, METHOD_CHECKS,
                          SUBSCRIPT_CHECKS)
-from .rules import rule_id
+from ..rules import rule_id
 
 __all__ = ["lint_file", "lint_source", "BREAK_CATEGORIES", "Walker"]
 _LOOP_NOTE = "inside a loop/try: Dynamo skips the whole function (frame runs eagerly)"

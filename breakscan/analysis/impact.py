@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Callable
 
 from .analyse import OWNER_RANK, analyse, break_at, resume_line
 from .breaklog import RESUME_PREFIX
-from .frames import Frame, is_torch_file, user_frame
-from .result import LaterCall, ProgramRegion, RootBreak, ScanResult
+from ..frames import Frame, is_torch_file, user_frame
+from ..result import LaterCall, ProgramRegion, RootBreak, ScanResult
 
 if TYPE_CHECKING:  # the capture imports torch; ranking a trace's breaks needs none
-    from .capture import RawLaterCall, RawRegion, RawRuntime
-    from .dynamo import CodeKey
+    from ..pipeline.capture import RawLaterCall, RawRegion, RawRuntime
+    from ..dynamo.hooks import CodeKey
 
 
 def _per_call(count: float, calls: int) -> float:

@@ -18,9 +18,9 @@ from typing import Any
 
 from . import categories
 from .breaklog import RESUME_PREFIX, parse_break_message, split_reason
-from .frames import (acting_frame, is_torch_file, model_stack, module_ast, owner_of, parse_stack,
+from ..frames import (acting_frame, is_torch_file, model_stack, module_ast, owner_of, parse_stack,
                      provenance_frame, source_line, user_frame)
-from .result import (BreakRecord, CompiledFrame, CompileError, Discrepancy, ExplainCounts, Frame,
+from ..result import (BreakRecord, CompiledFrame, CompileError, Discrepancy, ExplainCounts, Frame,
                      GraphInfo, ModuleConstant, RawCapture, RawFailure, RootBreak,
                      Summary)
 

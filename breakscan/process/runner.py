@@ -1,7 +1,7 @@
 """One target from start to verdict: its scan in a child process, then its gate.
 
 What the CLI's ``scan``, ``check`` and ``compare`` run per target, and ``run`` per program. The scan itself is
-:func:`breakscan.pipeline.scan_job`, run by :mod:`breakscan.isolate`; an unfinished scan keeps
+:func:`breakscan.pipeline.scan.scan_job`, run by :mod:`breakscan.process.isolate`; an unfinished scan keeps
 its partial result and is not gated.
 """
 
@@ -9,19 +9,19 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .errors import EXIT_GATE_FAILED, EXIT_MODEL_FAILED
-from .gate import evaluate
-from .options import GateOptions, Limits, ProgramOptions, ScanOptions
-from .result import ModelRun
+from ..errors import EXIT_GATE_FAILED, EXIT_MODEL_FAILED
+from ..gate import evaluate
+from ..options import GateOptions, Limits, ProgramOptions, ScanOptions
+from ..result import ModelRun
 
-SCAN_JOB = "breakscan.pipeline:scan_job"
-PROGRAM_JOB = "breakscan.pipeline:program_job"
+SCAN_JOB = "breakscan.pipeline.scan:scan_job"
+PROGRAM_JOB = "breakscan.pipeline.scan:program_job"
 
 
 def scan_isolated(target: str, options: ScanOptions, limits: Limits = Limits(), *,
                   on_stage: Callable[[str], None] | None = None,
                   cancel: Any | None = None) -> ModelRun:
-    """Scan ``target`` in a child process (see :func:`breakscan.isolate.run_isolated`)."""
+    """Scan ``target`` in a child process (see :func:`breakscan.process.isolate.run_isolated`)."""
     from .isolate import run_isolated
 
     return run_isolated(SCAN_JOB, {"target": target, "options": options.to_dict()},
@@ -31,8 +31,8 @@ def scan_isolated(target: str, options: ScanOptions, limits: Limits = Limits(), 
 def scan_in_process(target: str, options: ScanOptions) -> ModelRun:
     """The same scan in this process, with no time or memory limit (a model that hangs hangs
     the caller): for callers that control the model, and for tests of what follows the scan."""
-    from .errors import BreakscanError
-    from .pipeline import scan
+    from ..errors import BreakscanError
+    from ..pipeline.scan import scan
 
     try:
         return ModelRun(target=target, result=scan(target, options))

@@ -16,13 +16,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .analyse import analyse, python_version
-from .errors import UsageError
-from .frames import display_path, sources_within
-from .impact import rank
-from .recompiles import program_recompiles
-from .result import FrameMetric, GraphInfo, RankSummary, RawCapture, ScanResult
-from .trace import MAX_RECORD_BYTES, RankTrace, read_rank, trace_files
+from ..analysis.analyse import analyse, python_version
+from ..errors import UsageError
+from ..frames import display_path, sources_within
+from ..analysis.impact import rank
+from ..pipeline.recompiles import program_recompiles
+from ..result import FrameMetric, GraphInfo, RankSummary, RawCapture, ScanResult
+from .reader import MAX_RECORD_BYTES, RankTrace, read_rank, trace_files
 
 
 def _metric(row: dict) -> FrameMetric:

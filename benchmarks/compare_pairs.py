@@ -24,7 +24,7 @@ from conftest import sample_expectations  # noqa: E402
 
 from breakscan.pipeline.compare import compare_targets  # noqa: E402
 from breakscan.options import Limits, ScanOptions, TimingOptions  # noqa: E402
-from breakscan.report.terminal import bound  # noqa: E402
+from breakscan.report.wording import bound  # noqa: E402
 
 VARY = {"ShapeBranch": "2,4,16", "NoShapeBranch": "2,4,16"}
 

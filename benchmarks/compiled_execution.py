@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from breakscan import TimingOptions, scan_callable  # noqa: E402
 from breakscan.pipeline.load import load_target  # noqa: E402
-from breakscan.dynamo.hooks import clean_dynamo_state  # noqa: E402
+from breakscan.dynamo.session import clean_dynamo_state  # noqa: E402
 
 
 def sample_models(only: set[str] | None):

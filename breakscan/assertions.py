@@ -12,7 +12,8 @@ from typing import Any
 
 from .gate import evaluate
 from .options import GateOptions
-from .result import GateResult, ScanResult
+from .result import ScanResult
+from .verdicts import GateResult
 
 
 class GraphBreakError(AssertionError):

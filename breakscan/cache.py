@@ -29,7 +29,8 @@ from pathlib import Path
 
 from . import __version__
 from .frames import is_user_file
-from .options import ScanOptions, parse_target
+from .options import ScanOptions
+from .target import parse_target
 from .result import ScanResult
 
 CACHE_DIR = ".breakscan_cache"

@@ -25,7 +25,8 @@ from typing import Any, Callable
 from .cache import ResultCache
 from .errors import Interrupted, UsageError, interrupt_signal
 from .process.isolate import Cancel
-from .options import GATE_KEYS, LIMIT_KEYS, SCAN_KEYS, GateOptions, Limits, ScanOptions, from_config
+from .config import GATE_KEYS, LIMIT_KEYS, SCAN_KEYS, from_config
+from .options import GateOptions, Limits, ScanOptions
 from .result import ModelRun
 from .process.runner import run_model
 

@@ -16,7 +16,9 @@ from typing import Any
 from .errors import UsageError
 from .frames import display_path, relative_to
 from .options import GateOptions
-from .result import Check, GateResult, RootBreak, ScanResult
+from .records import RootBreak
+from .result import ScanResult
+from .verdicts import Check, GateResult
 
 
 BASELINE_VERSION = 1

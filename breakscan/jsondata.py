@@ -16,15 +16,15 @@ import json
 import math
 from typing import Any
 
-from . import result as _result
+from . import records as _records, result as _result, verdicts as _verdicts
 from .frames import Frame
 
 MAX_BYTES = 512 * 1024 * 1024  # a result is a few MB at most; more is not one of ours
 MAX_DEPTH = 64
 
 ALLOWED: dict[str, type] = {
-    name: cls for name, cls in vars(_result).items()
-    if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__ == _result.__name__
+    name: cls for module in (_records, _verdicts, _result) for name, cls in vars(module).items()
+    if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__ == module.__name__
     and not name.startswith("Raw")}
 ALLOWED["Frame"] = Frame
 

@@ -1,25 +1,26 @@
-"""The options of a scan, as one frozen object per concern, built here from every source.
+"""The options of a scan, as one frozen object per concern, each checking its own values.
 
 :class:`ScanOptions` says how to load and call the target and what to add to the scan
 (recompiles, timings); :class:`GateOptions` the thresholds of ``--max-breaks`` & co;
-:class:`Limits` how long and how much memory one isolated scan may take. The CLI maps its flags
-straight onto them, ``[tool.breakscan]`` entries go through :func:`from_config`, the pytest
+:class:`Limits` how long and how much memory one isolated scan may take;
+:class:`ProgramOptions` what ``breakscan run`` runs. The CLI maps its flags straight onto them,
+``[tool.breakscan]`` entries and the baseline file go through :mod:`breakscan.config`, the pytest
 marker through :meth:`GateOptions.for_test`. The isolated child gets ``ScanOptions.to_dict()``
 and rebuilds the same object; each stage reads the fields it owns (see docs/architecture.md).
-The values that need no model (target, shapes, ``--init-args``, batch sizes) are parsed here,
-so :meth:`ScanOptions.check` answers a typo before any scan process starts. Imports no torch.
+:meth:`ScanOptions.check` reads what needs no model (:mod:`breakscan.target`), so a typo is
+answered before any scan process starts. Imports no torch.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
+from .target import (check_device_name, check_dtype_name, check_source_file, is_module_name,
+                     parse_init_args, parse_input_sets, parse_inputs, parse_target)
 
 DEFAULT_TIMEOUT_S = 600.0
 
@@ -89,8 +90,9 @@ class ScanOptions:
 
     def check(self, target: str) -> None:
         """Check what needs no model before a scan process starts: a typo in the target, its
-        file, a shape, ``--init-args`` or ``--vary-batch`` fails in milliseconds with the same
-        one-line UsageError the scan would give (the rest is checked when the model loads)."""
+        file, a shape, ``--init-args``, ``--vary-batch``, ``--dtype`` or ``--device`` fails in
+        milliseconds with the same one-line UsageError the scan would give (the rest is checked
+        when the model loads)."""
         spec = parse_target(target)
         if spec.is_file:
             check_source_file(spec.source)
@@ -99,6 +101,11 @@ class ScanOptions:
         parse_input_sets(self.vary_batch, self.shapes)
         if self.compile_options and self.timing is not None and self.timing.mode:
             raise UsageError("torch.compile takes --mode or --compile-option, not both")
+        # A name that is not text (a number in [tool.breakscan]) is left to the child, as before.
+        if isinstance(self.dtype, str):
+            check_dtype_name(self.dtype)
+        if isinstance(self.device, str):
+            check_device_name(self.device)
 
     @property
     def compile_settings(self) -> dict[str, Any]:
@@ -114,120 +121,6 @@ class ScanOptions:
         return dict(input_shapes=list(self.input_shapes) or None, dtype=self.dtype,
                     device=self.device, inputs=self.inputs, init_args=self.init_args,
                     method=self.method, train=self.train)
-
-
-@dataclass(frozen=True)
-class TargetSpec:
-    """A parsed ``FILE.py:NAME[.method]`` or ``package.module:NAME[.method]``."""
-
-    source: str  # the file path or module name
-    is_file: bool
-    name: str
-    method: str | None
-
-    def __str__(self) -> str:
-        suffix = f".{self.method}" if self.method else ""
-        return f"{self.source}:{self.name}{suffix}"
-
-
-_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
-
-
-def parse_target(text: str) -> TargetSpec:
-    """Parse ``FILE.py:NAME``, ``FILE.py:NAME.method`` or ``pkg.mod:NAME``."""
-    if ":" not in text:
-        raise UsageError(f"target {text!r} has no ':NAME' — write it as FILE.py:ClassName "
-                         "or package.module:ClassName")
-    source, _, attr = text.rpartition(":")
-    if not source:
-        raise UsageError(f"target {text!r} names no file or module before ':'")
-    if not re.fullmatch(rf"{_IDENT}(\.{_IDENT})?", attr):
-        raise UsageError(f"target {text!r}: {attr!r} is not NAME or NAME.method "
-                         "(a Python identifier, optionally followed by .method)")
-    name, _, method = attr.partition(".")
-    is_file = source.endswith(".py") or os.sep in source or "/" in source
-    if not is_file and os.path.isfile(source):  # e.g. README.md:Net, or model.pyw:Net
-        raise UsageError(f"target file {source} is not a .py file")
-    if not is_file and not re.fullmatch(rf"{_IDENT}(\.{_IDENT})*", source):
-        raise UsageError(f"target {text!r}: {source!r} is neither a .py file nor a module name")
-    return TargetSpec(source=source, is_file=is_file, name=name, method=method or None)
-
-
-def parse_shape(text: str, option: str = "--input-shape") -> list[int]:
-    """Parse ``8,16`` (or ``8x16``) into ``[8, 16]``; ``()`` is a 0-d scalar.
-
-    ``option`` names the flag the text came from, for the error message.
-    """
-    if text.strip() in ("()", "[]"):
-        return []  # an explicit 0-d scalar input
-    cleaned = text.strip().strip("()[]")
-    if cleaned == "":
-        raise UsageError(f"empty {option}: write e.g. {option} 8,16 (or () for a 0-d scalar)")
-    parts = re.split(r"\s*[,x×]\s*", cleaned)
-    dims: list[int] = []
-    for part in parts:
-        if not re.fullmatch(r"\d+", part):
-            raise UsageError(f"bad {option} {text!r}: each dimension must be a "
-                             f"non-negative integer, e.g. {option} 8,16")
-        dims.append(int(part))
-    return dims
-
-
-def parse_init_args(text: str | None) -> dict[str, Any]:
-    if not text:
-        return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"--init-args is not valid JSON ({exc.msg} at column {exc.colno}); "
-                         """write it like '{"width": 12}'""") from None
-    except (RecursionError, ValueError):  # nested thousands deep, a 5,000-digit number
-        raise UsageError("--init-args is nested too deep or holds a number too long; "
-                         """write it like '{"width": 12}'""") from None
-    if not isinstance(value, dict):
-        raise UsageError("--init-args must be a JSON object of keyword arguments, "
-                         """e.g. '{"width": 12}'""")
-    return value
-
-
-def parse_batches(text: str) -> list[int]:
-    """``--vary-batch 1,4,16`` -> [1, 4, 16]."""
-    sizes = parse_shape(text, "--vary-batch")
-    if not sizes or any(b == 0 for b in sizes):
-        raise UsageError(f"bad --vary-batch {text!r}: give positive batch sizes, e.g. 1,4,16")
-    return sizes
-
-
-def parse_shape_set(text: str) -> list[list[int]]:
-    """One ``--shapes`` value: the shapes of all positional inputs, separated by spaces."""
-    parts = text.split()
-    if not parts:
-        raise UsageError("empty --shapes value: write e.g. --shapes 8,32 (one shape per input, "
-                         "separated by spaces)")
-    return [parse_shape(p, "--shapes") for p in parts]
-
-
-def parse_inputs(input_shapes: Any, inputs: str | None) -> list[list[int]]:
-    """The shapes of ``--input-shape`` (each once per positional input), or [] with ``--inputs``;
-    exactly one of the two must be given."""
-    shapes = [parse_shape(s) for s in (input_shapes or [])]
-    if inputs and shapes:
-        raise UsageError("use either --input-shape or --inputs, not both")
-    if not inputs and not shapes:
-        raise UsageError("no inputs given: pass --input-shape 8,16 (once per positional input) "
-                         "or --inputs FILE.py:make_inputs")
-    return shapes
-
-
-def parse_input_sets(vary_batch: str | list[int] | None, shapes: Any
-                     ) -> tuple[list[int] | None, list[list[list[int]]] | None]:
-    """``--vary-batch`` as batch sizes, or ``--shapes`` as shape sets (at most one of them)."""
-    if vary_batch and shapes:
-        raise UsageError("use either --vary-batch or --shapes, not both")
-    if vary_batch:
-        return (parse_batches(vary_batch) if isinstance(vary_batch, str)
-                else list(vary_batch)), None
-    return None, ([parse_shape_set(s) for s in shapes] if shapes else None)
 
 
 def parse_dynamic(value: Any) -> bool | None:
@@ -266,20 +159,6 @@ def parse_compile_options(value: Any) -> tuple[tuple[str, Any], ...]:
                 parsed = raw
             items.append((key.strip(), parsed))
     return tuple(sorted(items))
-
-
-def check_source_file(source: str, what: str = "target") -> Path:
-    """The path of a ``.py`` file a target or ``--inputs`` names, or its one-line UsageError."""
-    path = Path(source)
-    if not path.exists():
-        raise UsageError(f"{what} file not found: {source} (check the path; it is relative to "
-                         f"{os.getcwd()})")
-    if path.is_dir():
-        raise UsageError(f"{what} {source} is a directory; name a .py file inside it, "
-                         f"e.g. {source}/model.py:NAME")
-    if path.suffix != ".py":
-        raise UsageError(f"{what} {source} is not a .py file")
-    return path
 
 
 @dataclass(frozen=True)
@@ -375,7 +254,7 @@ class ProgramOptions:
         if (self.script is None) == (self.module is None):
             raise UsageError("give a script (breakscan run train.py ...) or a module "
                              "(breakscan run -m pkg.module ...)")
-        if self.module is not None and not re.fullmatch(rf"{_IDENT}(\.{_IDENT})*", self.module):
+        if self.module is not None and not is_module_name(self.module):
             raise UsageError(f"-m {self.module}: not a module name (e.g. mypkg.train)")
         if self.script is not None:
             path = Path(self.script)
@@ -393,80 +272,4 @@ class ProgramOptions:
         return cls(**{**data, "args": tuple(data.get("args", ()))})
 
 
-# [tool.breakscan] keys (the CLI's option names without the dashes) and the field each sets.
-SCAN_KEYS = {"input-shape": "input_shapes", "dtype": "dtype", "device": "device",
-             "inputs": "inputs", "init-args": "init_args", "method": "method", "train": "train",
-             "vary-batch": "vary_batch", "shapes": "shapes", "dynamic-check": "dynamic_check",
-             "dynamic": "dynamic", "compile-option": "compile_options"}
-GATE_KEYS = {"max-breaks": "max_breaks", "max-graphs": "max_graphs",
-             "max-recompiles": "max_recompiles", "max-graph-calls": "max_graph_calls",
-             "fail-on": "fail_on", "fullgraph": "fullgraph"}
-LIMIT_KEYS = {"timeout": "timeout", "memory-limit": "memory_limit_mb"}
-OTHER_KEYS = {"baseline", "target"}
-
-
-def from_config(values: dict[str, Any], *, target: str,
-                where: str) -> tuple[ScanOptions, GateOptions, Limits]:
-    """One ``[[tool.breakscan.targets]]`` entry (merged over the section's defaults)."""
-    allowed = set(SCAN_KEYS) | set(GATE_KEYS) | set(LIMIT_KEYS) | OTHER_KEYS
-    unknown = set(values) - allowed
-    if unknown:
-        raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; allowed: "
-                         f"{', '.join(sorted(allowed))}")
-    try:
-        scan = ScanOptions(**{SCAN_KEYS[k]: v for k, v in values.items() if k in SCAN_KEYS})
-        gate = gate_options(**{GATE_KEYS[k]: v for k, v in values.items() if k in GATE_KEYS},
-                            baseline=values.get("baseline"), target=target)
-        limits = Limits(**{LIMIT_KEYS[k]: v for k, v in values.items() if k in LIMIT_KEYS})
-    except UsageError as exc:
-        raise UsageError(f"{where}: {exc}") from None
-    except (TypeError, ValueError, AttributeError) as exc:  # a value of the wrong kind
-        raise UsageError(f"{where}: a value of the wrong type ({exc})") from None
-    return scan, gate, limits
-
-
-def read_baseline(path: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
-    """(targets mapping, folder its paths are relative to)."""
-    try:
-        doc = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise UsageError(f"baseline file not found: {path} (create it with --write-baseline)") \
-            from None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UsageError(f"cannot read baseline {path}: {exc}") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("targets"), dict):
-        raise UsageError(f"{path} is not a breakscan baseline (no 'targets' table)")
-    return doc["targets"], str(Path(path).resolve().parent)
-
-
-def baseline_for(targets: dict[str, Any], target: str, path: str) -> dict[str, Any]:
-    """``target``'s entry, checked to be what ``--write-baseline`` writes (the file is data
-    from a pull request or a cache: never trusted)."""
-    if target not in targets:
-        raise UsageError(f"baseline {path} has no entry for {target}; known: "
-                         f"{', '.join(map(str, targets)) or 'none'} (rewrite it with "
-                         "--write-baseline)")
-    entry = targets[target]
-    breaks = entry.get("breaks", []) if isinstance(entry, dict) else None
-    well_formed = isinstance(breaks, list) and all(
-        isinstance(b, dict) and all(isinstance(b.get(k), str) for k in ("category", "file", "code"))
-        for b in breaks) and all(
-        isinstance(entry.get(k), int) or entry.get(k) is None
-        for k in ("graph_count", "recompile_count"))
-    if not well_formed:
-        raise UsageError(f"baseline {path}: the entry for {target} is not what "
-                         "--write-baseline writes (rewrite it with --write-baseline)")
-    return entry
-
-
-def gate_options(*, baseline: str | None = None, target: str, **thresholds: Any) -> GateOptions:
-    """The gate for ``target``: thresholds plus its entry read from the baseline file."""
-    if not baseline:
-        return GateOptions(**thresholds)
-    targets, root = read_baseline(baseline)
-    return GateOptions(**thresholds, baseline=baseline_for(targets, target, str(baseline)),
-                       baseline_root=root)
-
-
-__all__ = ["ScanOptions", "TimingOptions", "GateOptions", "Limits", "from_config",
-           "gate_options", "DEFAULT_TIMEOUT_S"]
+__all__ = ["ScanOptions", "TimingOptions", "GateOptions", "Limits", "DEFAULT_TIMEOUT_S"]

@@ -2,7 +2,8 @@
 
 Like ruff's rules, each has a stable id, a name, why it hurts, the Dynamo registry ids it covers
 (``matches``, read by ``categories.categorize``; ``type_pattern`` for a torch whose breaks carry
-no id), a generic before/after and the fixes breakscan can offer and verify (``fixes.py``). ``breakscan rules`` lists them, ``breakscan rules BS001`` explains
+no id), a generic before/after and the fixes breakscan can offer and verify (``fixes/``), the
+library switches among them. ``breakscan rules`` lists them, ``breakscan rules BS001`` explains
 one. A break no rule knows (``other``) still carries Dynamo's own hints and its registry link.
 
 The advice is checked against torch 2.13 (see ../shared/DYNAMO_NOTES.md and the sample models).
@@ -10,8 +11,9 @@ The advice is checked against torch 2.13 (see ../shared/DYNAMO_NOTES.md and the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,7 @@ class Rule:
     suggestion: str  # the advice shown with every break of this category
     before: str
     after: str
-    fixes: tuple[str, ...] = ()  # fix ids fixes.py can apply and verify
+    fixes: tuple[str, ...] = ()  # fix ids fixes/ can apply and verify
     kind: str = "break"  # break | recompile
     matches: tuple[Match, ...] = ()  # the registry ids of this category, most common first
     type_pattern: str | None = None  # the break type's text, for breaks with no registry id
@@ -227,17 +229,46 @@ CATALOGUE: tuple[Rule, ...] = (
 
 
 
+Chain = list[tuple[str, str]]  # (file, function) of each frame of a break, outermost first
+
+
 @dataclass(frozen=True)
 class FixSpec:
-    """A fix breakscan can apply and verify (``fixes.py`` plans and verifies it)."""
+    """A fix breakscan can apply and verify (``fixes/plan.py`` plans it, ``fixes/verify.py``
+    verifies it)."""
 
     id: str
     kind: str  # setting (a Dynamo config value) | source (a rewrite) | dynamic | switch |
     # constants (module attributes replaced on the built model)
     rule: str | None  # the rule it belongs to; None: the rule of the break it is tried on
-    setting: str = ""  # how users write a setting
+    setting: str = ""  # how users write a setting (or a library switch)
     config: tuple[tuple[str, Any], ...] = ()  # the Dynamo config values a setting sets
     also_for: tuple[str, ...] = ()  # other break categories it is tried on
+    # A library switch: what it changes on the loaded target (``fixes.verify.apply_switch``)
+    # and when it is offered: a break's call chain passes where it acts.
+    switch: dict[str, Any] | None = field(default=None, hash=False)
+    applies: Callable[[Chain], bool] | None = None
+
+
+# Library switches: the same library, configured or called differently, no file edited. Each is
+# offered when a break's call chain passes where the switch acts, and verified like any fix.
+def _through_attention(chain: Chain) -> bool:
+    return any("attention" in fn.lower() or "attention" in os.path.basename(path)
+               for path, fn in chain)
+
+
+def _through_experts(chain: Chain) -> bool:
+    return any("expert" in fn.lower() or path.endswith("integrations/moe.py")
+               for path, fn in chain)
+
+
+def _through_cache(chain: Chain) -> bool:
+    return any(path.endswith("cache_utils.py") for path, _ in chain)
+
+
+def _through_generation(chain: Chain) -> bool:
+    return any("/generation/" in path or "generation_" in os.path.basename(path)
+               for path, _ in chain)
 
 
 FIXES: dict[str, FixSpec] = {f.id: f for f in (
@@ -258,6 +289,23 @@ FIXES: dict[str, FixSpec] = {f.id: f for f in (
     FixSpec("constant_source", "source", "BS012"),
     FixSpec("disable_call", "source", None),
     FixSpec("tolist_loop", "source", None),
+    FixSpec("attn_implementation=eager", "switch", None,
+            'model.set_attn_implementation("eager")',
+            switch={"call": ["set_attn_implementation", "eager"]}, applies=_through_attention),
+    FixSpec("attn_implementation=sdpa", "switch", None, 'model.set_attn_implementation("sdpa")',
+            switch={"call": ["set_attn_implementation", "sdpa"]}, applies=_through_attention),
+    FixSpec("experts_implementation=eager", "switch", None,
+            'model.set_experts_implementation("eager")',
+            switch={"call": ["set_experts_implementation", "eager"]}, applies=_through_experts),
+    FixSpec("experts_implementation=batched_mm", "switch", None,
+            'model.set_experts_implementation("batched_mm")',
+            switch={"call": ["set_experts_implementation", "batched_mm"]},
+            applies=_through_experts),
+    FixSpec("use_cache=False", "switch", None, "model(..., use_cache=False)",
+            switch={"kwargs": {"use_cache": False}}, applies=_through_cache),
+    FixSpec("compile_forward", "switch", None,
+            "model.forward = torch.compile(model.forward); model.generate(...) (not all of "
+            "generate)", switch={"compile_only": "forward"}, applies=_through_generation),
 )}
 
 # What counts as a logging call (BS003), for the lint (ast) and the rewrite (libcst) alike.
@@ -289,6 +337,11 @@ def fixes_for(category: str, kind: str) -> list[FixSpec]:
     also apply to it (the print guard for an ``.item()`` that is only printed)."""
     own = [FIXES[i] for i in rule_for(category).fixes if FIXES[i].kind == kind]
     return own + [f for f in FIXES.values() if category in f.also_for and f.kind == kind]
+
+
+def library_switches() -> list[FixSpec]:
+    """The library switches (transformers), in the order they are offered."""
+    return [f for f in FIXES.values() if f.switch is not None]
 
 
 def gb(category: str, gb_id: str) -> str:

@@ -1,6 +1,6 @@
 """Statistics for before/after timings: medians with bootstrap intervals, and a verdict.
 
-Before and after are timed in one process, interleaved in blocks (``measure.time_interleaved``);
+Before and after are timed in one process, interleaved in blocks (``interleaved.time_interleaved``);
 each block gives one seconds-per-call sample of each. The blocks are paired (taken side by side,
 under the same load), so the bootstrap resamples block indices and keeps the pairs together.
 Pure Python and seeded: the same samples always give the same interval.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import statistics
 
-from .result import Interval
+from .verdicts import Interval
 
 CONFIDENCE = 0.95
 RESAMPLES = 2000

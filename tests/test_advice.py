@@ -11,12 +11,15 @@ import shutil
 import pytest
 
 from breakscan import scan
-from breakscan.fixes.plan import judge, plan_fixes, resolved_config, verify_fixes
+from breakscan.fixes.judge import judge
+from breakscan.fixes.plan import plan_fixes
+from breakscan.fixes.settings import resolved_config
+from breakscan.fixes.verify import verify_fixes
 from breakscan.options import Limits, ScanOptions
-from breakscan.result import ABTiming, Correctness, Fix, FixMetrics, Interval
+from breakscan.verdicts import ABTiming, Correctness, Fix, FixMetrics, Interval
 from breakscan.fixes.switches import search
 
-from conftest import FIXTURES, ROOT, SAMPLES, locate, run_cli
+from conftest import FIXTURES, SAMPLES, locate, run_cli
 
 CASES = FIXTURES / "models" / "advice_cases.py"
 
@@ -58,7 +61,7 @@ def _metrics(graphs, calls, breaks=1):
 
 
 def _fixed(result, same=True):
-    from breakscan.fixes.plan import FixedScan
+    from breakscan.result import FixedScan
 
     return FixedScan(result=result, same_outputs=Correctness(same, 0.0 if same else 1.0, None))
 

@@ -118,9 +118,12 @@ def test_the_package_has_no_import_cycles():
 
 
 def test_isolation_knows_no_job_type():
-    """The child runs a job named in its request: isolate imports no stage or side tool."""
-    deps = import_graph()["breakscan.process.isolate"]
-    assert not deps & {"breakscan.pipeline.scan", "breakscan.fixes.plan", "breakscan.pipeline.compare",
+    """The child runs a job named in its request: isolation (both sides) and the job names
+    import no stage or side tool."""
+    graph = import_graph()
+    deps = graph["breakscan.process.isolate"] | graph["breakscan.process.child"] \
+        | graph["breakscan.process.jobs"]
+    assert not deps & {"breakscan.pipeline.scan", "breakscan.fixes.verify", "breakscan.pipeline.compare",
                        "breakscan.check", "breakscan.process.runner"}, deps
 
 
@@ -172,15 +175,17 @@ def test_every_option_is_a_field_of_one_options_object():
     import dataclasses
     import inspect
 
-    from breakscan import cli, options
+    from breakscan import config, options
+    from breakscan.cli.run import run
+    from breakscan.cli.scan import scan
 
     def names(cls):
         return {f.name for f in dataclasses.fields(cls)}
 
-    assert set(options.SCAN_KEYS.values()) <= names(options.ScanOptions)
-    assert set(options.GATE_KEYS.values()) <= names(options.GateOptions)
-    assert set(options.LIMIT_KEYS.values()) <= names(options.Limits)
-    flags = set(inspect.signature(cli.scan).parameters)
+    assert set(config.SCAN_KEYS.values()) <= names(options.ScanOptions)
+    assert set(config.GATE_KEYS.values()) <= names(options.GateOptions)
+    assert set(config.LIMIT_KEYS.values()) <= names(options.Limits)
+    flags = set(inspect.signature(scan).parameters)
     renamed = {"input_shapes": "input_shape", "memory_limit_mb": "memory_limit",
                "compile_options": "compile_option"}
     for cls, internal in ((options.ScanOptions, {"timing"}),
@@ -189,7 +194,7 @@ def test_every_option_is_a_field_of_one_options_object():
                           (options.Limits, {"threads"})):  # threads: set by `check -j`
         missing = {renamed.get(n, n) for n in names(cls) - internal} - flags
         assert not missing, f"{cls.__name__} fields with no flag on `breakscan scan`: {missing}"
-    run_flags = set(inspect.signature(cli.run).parameters)
+    run_flags = set(inspect.signature(run).parameters)
     for cls, internal in ((options.ProgramOptions, {"script", "args"}),  # the `program` words
                           (options.GateOptions, {"baseline_root"}),
                           (options.Limits, {"threads"})):

@@ -192,3 +192,55 @@ def test_errors_that_need_no_model_are_found_before_a_scan_process_starts(target
 
     with pytest.raises(UsageError, match=re.escape(text)):
         ScanOptions(**options).check(target)
+
+
+@pytest.mark.parametrize("options", [{"dtype": "float8"}, {"dtype": "FLOAT8"}, {"device": "tpu"},
+                                     {"device": "TPU"}, {"device": "gpu"}])
+def test_a_wrong_dtype_or_device_name_is_the_childs_error_before_any_child(options, monkeypatch):
+    """``--dtype``/``--device`` names are checked in the parent (no torch) with the very message
+    the child's loader gives."""
+    from breakscan.errors import UsageError
+    from breakscan.options import ScanOptions
+    from breakscan.pipeline.load import parse_dtype, resolve_device
+
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(UsageError) as child:
+        if "dtype" in options:
+            parse_dtype(options["dtype"])
+        else:
+            resolve_device(options["device"])
+    with pytest.raises(UsageError) as parent:
+        ScanOptions(input_shapes=["8,16"], **options).check(ITEM)
+    assert str(parent.value) == str(child.value)
+
+
+def test_the_parent_knows_every_dtype_and_device_the_child_accepts(monkeypatch):
+    from breakscan.options import ScanOptions
+    from breakscan.pipeline.load import DTYPES
+    from breakscan.target import DTYPE_NAMES
+
+    monkeypatch.chdir(ROOT)
+    assert DTYPE_NAMES == set(DTYPES)
+    for name in [*DTYPES, "Float32", "BFloat16"]:
+        ScanOptions(input_shapes=["8,16"], dtype=name).check(ITEM)
+    for device in ("cpu", "CPU", "auto", "cuda", "cuda:1", "Cuda:0"):
+        ScanOptions(input_shapes=["8,16"], device=device).check(ITEM)  # CUDA: the child's to tell
+
+
+@pytest.mark.parametrize("flag, value, text", [("--dtype", "float8", "unknown --dtype 'float8'"),
+                                               ("--device", "tpu", "unknown --device 'tpu'")])
+def test_the_cli_answers_a_wrong_dtype_or_device_without_starting_a_scan(
+        flag, value, text, monkeypatch, capsys):
+    import breakscan.process.isolate as isolate
+    from breakscan.cli import main
+
+    def no_child(*args, **kwargs):
+        raise AssertionError("a scan process was started")
+
+    monkeypatch.setattr(isolate, "run_isolated", no_child)
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(SystemExit) as ended:
+        main([ITEM, "-s", "8,16", flag, value])
+    assert ended.value.code == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("breakscan: error: ") and text in line

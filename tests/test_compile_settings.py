@@ -8,7 +8,8 @@ import json
 import pytest
 
 from breakscan import scan
-from breakscan.options import ScanOptions, TimingOptions, from_config
+from breakscan.config import from_config
+from breakscan.options import ScanOptions, TimingOptions
 
 from conftest import SAMPLES, run_cli
 

@@ -162,8 +162,8 @@ def test_fewer_break_sites_alone_is_no_gain():
     same returns to Python) is no gain; each measure that drops is one."""
     import dataclasses
 
-    from breakscan.fixes.plan import gained
-    from breakscan.result import FixMetrics
+    from breakscan.fixes.judge import gained
+    from breakscan.verdicts import FixMetrics
 
     before = FixMetrics(graph_count=11, breaks=2, recompiles=None, compiled_s=None, speedup=None,
                         graph_calls_per_call=11, eager_gaps_per_call=10,

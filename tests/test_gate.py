@@ -68,7 +68,7 @@ def test_gate_in_json():
 # --- baselines ------------------------------------------------------------------------------
 
 def test_baseline_round_trip(tmp_path, monkeypatch):
-    from breakscan.options import gate_options
+    from breakscan.config import gate_options
     from breakscan.process.runner import run_model
 
     models = tmp_path / "models"

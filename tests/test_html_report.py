@@ -22,7 +22,8 @@ from breakscan import scan
 from breakscan.analysis.categories import REGISTRY_URL
 from breakscan.report import render_file_format
 from breakscan.report.html import to_html
-from breakscan.result import Check, Comparison, Correctness, Fix, FixMetrics, GateResult, ModelRun
+from breakscan.result import Comparison, ModelRun
+from breakscan.verdicts import Check, Correctness, Fix, FixMetrics, GateResult
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = [("sample_models/nested_break.py:NestedBreak", "8,16"),
@@ -229,7 +230,7 @@ def test_fixes_and_timings_render(runs):
     run = runs[1]
     result = dataclasses.replace(run.result)
     brk = result.breaks[0]
-    from breakscan.result import ABTiming, Interval, Timing, TimingReport
+    from breakscan.verdicts import ABTiming, Interval, Timing, TimingReport
 
     result.timings = TimingReport(device="cpu", threads=1, backend="inductor", mode=None,
                                   eager=Timing(3e-5, 4e-6, 100, 1),

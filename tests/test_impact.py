@@ -97,7 +97,7 @@ def test_max_graph_calls_is_a_config_key_with_the_flags_checks():
     import pytest
 
     from breakscan.errors import UsageError
-    from breakscan.options import from_config
+    from breakscan.config import from_config
 
     _, gate, _ = from_config({"max-graph-calls": 1}, target="m.py:Net", where="pyproject.toml")
     assert gate.max_graph_calls == 1 and gate.active

@@ -1,4 +1,4 @@
-"""breakscan.lint.walker: the static pre-scan, checked against fixtures that state their own findings.
+"""breakscan.lint: the static pre-scan, checked against fixtures that state their own findings.
 
 Each ``tests/fixtures/lint/<case>.py`` marks every line lint must flag with a trailing
 ``# expect: <category>[, <category>] [loop]`` comment (``[loop]``: the message must say the line
@@ -22,7 +22,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from breakscan.errors import UsageError
-from breakscan.lint.walker import BREAK_CATEGORIES, lint_file, lint_source
+from breakscan.lint.checks import BREAK_CATEGORIES
+from breakscan.lint.run import lint_file, lint_source
 from breakscan.rules import rule_id
 
 from conftest import FIXTURES, ROOT, SAMPLES, locate, sample_expectations
@@ -238,7 +239,7 @@ def test_real_code_never_crashes():
 
 
 def test_lint_never_imports_torch():
-    code = ("import sys; from breakscan.lint.walker import lint_file; "
+    code = ("import sys; from breakscan.lint.run import lint_file; "
             f"lint_file({str(SAMPLES / 'tensor_branch.py')!r}); "
             "assert 'torch' not in sys.modules, 'torch imported'; print('ok')")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,

@@ -8,7 +8,7 @@ import torch
 from breakscan import scan
 from breakscan.errors import EXIT_MODEL_FAILED, EXIT_USAGE, ModelError, UsageError
 from breakscan.pipeline.load import load_target
-from breakscan.options import parse_init_args, parse_shape, parse_target
+from breakscan.target import parse_init_args, parse_shape, parse_target
 
 from conftest import FIXTURES, locate
 

@@ -13,6 +13,7 @@ import torch
 
 from breakscan import TimingOptions, scan
 from breakscan.pipeline.load import load_target
+from breakscan.pipeline.call import ModelCall
 from breakscan.pipeline.measure import compare_outputs, measure
 
 from conftest import SAMPLES, run_cli, sample_expectations
@@ -29,8 +30,8 @@ class Pointwise(torch.nn.Module):
 
 def test_inductor_timings_structure_and_correctness():
     before = torch.get_num_threads()
-    report = measure(Pointwise(), (torch.randn(64, 64),), {}, device=torch.device("cpu"),
-                     threads=1, max_run_time=0.3)
+    report = measure(ModelCall(Pointwise(), (torch.randn(64, 64),), {}, device=torch.device("cpu")),
+                     TimingOptions(threads=1, max_run_time=0.3))
     assert torch.get_num_threads() == before  # the thread count is restored
     assert report.backend == "inductor" and report.threads == 1
     for timing in (report.eager, report.compiled, report.fullgraph):
@@ -128,8 +129,8 @@ def test_every_sample_model_gets_timings_recompiles_and_a_correctness_verdict(ex
 
 def test_skipped_frame_runs_entirely_outside_compiled_graphs():
     loaded = load_target(f"{SAMPLES}/loop_break.py:PrintInLoop", input_shapes=["8,16"])
-    report = measure(loaded.fn, loaded.args, {}, device=torch.device("cpu"), max_run_time=0.1,
-                     fullgraph=False)
+    report = measure(ModelCall(loaded.fn, loaded.args, {}, device=torch.device("cpu")),
+                     TimingOptions(max_run_time=0.1, fullgraph=False))
     assert report.outside_share == 1.0 and report.graph_s_per_call == 0.0
 
 
@@ -141,8 +142,8 @@ def test_a_spread_that_never_settles_is_marked_noisy():
     import time
 
     from breakscan.pipeline.measure import _time
-    from breakscan.report.terminal import noise_note
-    from breakscan.result import TimingReport
+    from breakscan.report.wording import noise_note
+    from breakscan.verdicts import TimingReport
 
     calls = itertools.count()
 

@@ -178,7 +178,7 @@ def test_every_help_text_shows_its_brackets_verbatim():
 
     import typer
 
-    from breakscan.cli import app
+    from breakscan.cli.application import app
 
     group = typer.main.get_command(app)
     seen = 0

@@ -144,7 +144,7 @@ def test_a_first_call_break_whose_split_stays_is_told_with_the_warm_up_that_remo
     """The hooks are installed on the first call only, but the code compiled around that call is
     reused: later calls still split. The advice (call the model once before torch.compile) is
     checked: compiled after one eager call, the same model is one graph."""
-    from breakscan.report.terminal import calls_text
+    from breakscan.report.wording import calls_text
 
     target = f"{SAMPLES}/first_call.py:HooksOnceInHelper"
     result = scan(target, input_shapes=["8,16"])

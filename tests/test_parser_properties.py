@@ -11,7 +11,7 @@ import json
 from hypothesis import given, settings, strategies as st
 
 from breakscan.errors import UsageError
-from breakscan.options import parse_batches, parse_init_args, parse_shape, parse_target
+from breakscan.target import parse_batches, parse_init_args, parse_shape, parse_target
 
 settings.register_profile("breakscan", max_examples=300, deadline=None)
 settings.load_profile("breakscan")

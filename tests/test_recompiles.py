@@ -10,7 +10,7 @@ import torch
 
 from breakscan import scan
 from breakscan.errors import UsageError
-from breakscan.pipeline.recompiles import parse_recompile_message
+from breakscan.analysis.recompiles import parse_recompile_message
 
 from conftest import SAMPLES, locate, run_cli
 

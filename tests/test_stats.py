@@ -62,7 +62,7 @@ def test_spread_is_the_iqr_over_the_median():
 
 
 def test_a_bound_shows_which_side_of_1_it_is_on():
-    from breakscan.report.terminal import bound
+    from breakscan.report.wording import bound
 
     assert (bound(1.2345), bound(1.003), bound(0.9996), bound(1.0)) == \
         ("1.23", "1.003", "0.9996", "1.00")

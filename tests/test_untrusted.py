@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 from breakscan import scan
 from breakscan.cache import ResultCache
 from breakscan.errors import UsageError
-from breakscan.fixes.plan import write_fixes
+from breakscan.fixes.write import write_fixes
 from breakscan.jsondata import DataError, dumps, loads
 from breakscan.options import ScanOptions
-from breakscan.result import Fix
+from breakscan.verdicts import Fix
 
 from conftest import FIXTURES as FIXTURES_DIR, SAMPLES, run_cli
 
@@ -568,7 +568,7 @@ def test_rule_ids_and_fix_names_are_never_cut_mid_word():
 
 
 def test_a_guard_failure_is_listed_once():
-    from breakscan.pipeline.recompiles import parse_recompile_message
+    from breakscan.analysis.recompiles import parse_recompile_message
 
     text = ("Recompiling function forward in /m.py:12\n    triggered by the following guard "
             "failure(s):\n    - 0/0: tensor 'x' size mismatch at index 0. expected 8, actual 4\n"
@@ -579,8 +579,9 @@ def test_a_guard_failure_is_listed_once():
 
 
 def test_no_none_leaks_into_text():
-    from breakscan.fixes.plan import judge
-    from breakscan.result import Correctness, FixedScan, FixMetrics
+    from breakscan.fixes.judge import judge
+    from breakscan.result import FixedScan
+    from breakscan.verdicts import Correctness, FixMetrics
 
     result = scan(f"{SAMPLES / 'tensor_branch.py'}:TensorIf", input_shapes=["8,16"])
     before = FixMetrics(graph_count=2, breaks=1, recompiles=None, compiled_s=None, speedup=None,
@@ -653,7 +654,7 @@ def test_a_hostile_baseline_entry_is_a_one_line_usage_error(tmp_path, doc):
     """A baseline comes from a pull request or a restored cache: an entry that is not what
     --write-baseline writes is refused with one line (exit 2), never a crash in the gate."""
     from breakscan.errors import UsageError
-    from breakscan.options import gate_options
+    from breakscan.config import gate_options
 
     path = tmp_path / "baseline.json"
     path.write_text(doc)

@@ -18,7 +18,8 @@ The layout is fixed by ``torch._dynamo.exc.format_graph_break_message`` and
 
 Variants handled: the short duplicate form (no traceback), and the convert_frame "skip" form
 ("torch.compile will skip tracing the frame …"). The *first* block is the root cause; a later
-block wraps it.
+block wraps it. The names Dynamo gives its resume functions
+(``torch_dynamo_resume_in_<fn>_at_<line>``) are read here too.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from __future__ import annotations
 import re
 
 from ..frames import parse_stack, provenance_frame
-from ..result import BreakRecord
+from ..records import BreakRecord
 
 RESUME_PREFIX = "torch_dynamo_resume_in_"  # the name of every resume function Dynamo makes
+RESUME_NAME = re.compile(rf"{RESUME_PREFIX}(?P<fn>.+)_at_(?P<line>\d+)$")
 
 _HEADER = re.compile(
     r"Graph break (?P<dup>\(user stack suppressed due to duplicate graph break\) )?"
@@ -46,6 +48,17 @@ SKIP_KINDS = (
     # Compiled up to the last resumable point; the rest of the function runs eagerly.
     ("rest_of_frame", "then skipping the rest of the function"),
 )
+
+
+def resume_line(code_name: str) -> int | None:
+    """The line a Dynamo resume function resumes at (``torch_dynamo_resume_in_fn_at_12``)."""
+    m = RESUME_NAME.match(code_name)
+    return int(m.group("line")) if m else None
+
+
+def original_name(code_name: str) -> str:
+    """The user's function a resume function continues (``fn``), any other name unchanged."""
+    return RESUME_NAME.sub(lambda m: m.group("fn"), code_name)
 
 
 def _gb_id_from_registry(gb_type: str) -> str | None:
@@ -103,6 +116,23 @@ def _parse_blocks(lines: list[str]) -> list[dict]:
     return blocks
 
 
+def _trace_start(lines: list[str]) -> int | None:
+    """The line that opens the user's traceback, if the message has one."""
+    for marker in ("User code traceback:", "The graph break occurred in the following user code:"):
+        for idx, line in enumerate(lines):
+            if line.strip() == marker:
+                return idx
+    return None
+
+
+def _stack_lines(tail: list[str]) -> list[str]:
+    """The traceback's lines: it stops where an appended exception message begins."""
+    for idx, line in enumerate(tail):
+        if line and not line.startswith(" "):
+            return tail[:idx]
+    return tail
+
+
 def parse_break_message(text: str) -> BreakRecord | None:
     """Parse one ``graph_breaks`` log message; None when it is not a break record."""
     lines = text.splitlines()
@@ -117,56 +147,51 @@ def parse_break_message(text: str) -> BreakRecord | None:
     elif not lines[0].startswith("Graph break"):
         return None
 
-    trace_start = None
-    for marker in ("User code traceback:", "The graph break occurred in the following user code:"):
-        for idx, line in enumerate(lines):
-            if line.strip() == marker:
-                trace_start = idx
-                break
-        if trace_start is not None:
-            break
+    trace_start = _trace_start(lines)
     body = lines if trace_start is None else lines[:trace_start]
     # The convert_frame "skip" form appends the exception text after the traceback.
     tail = [] if trace_start is None else lines[trace_start + 1:]
     blocks = _parse_blocks(body) or _parse_blocks(tail)
-    stack_lines = tail
-    if trace_start is not None:
-        # Stop the traceback where an appended exception message begins.
-        for idx, line in enumerate(tail):
-            if line and not line.startswith(" "):
-                stack_lines = tail[:idx]
-                break
-    user_stack = parse_stack("\n".join(stack_lines))
-
+    user_stack = parse_stack("\n".join(_stack_lines(tail)))
     skip_kind = next((kind for kind, marker in SKIP_KINDS if marker in text), None)
-    frame_skipped = skip_kind in ("loop", "whole_frame")
+    shared = {"header_file": header_file, "header_line": header_line, "user_stack": user_stack,
+              "duplicate": duplicate, "raw": text}  # what every record of this message has
     if blocks:
-        root = blocks[0]
-        gb_type = root["gb_type"]
-        gb_id = root["gb_id"] or _gb_id_from_registry(gb_type)
-        wrapper = blocks[-1] if len(blocks) > 1 else None
-        if wrapper and (wrapper["gb_id"] == "GB7000" or "loop" in wrapper["gb_type"]):
-            frame_skipped, skip_kind = True, "loop"
-        provenance = [f for f in map(provenance_frame, root["explanation"].splitlines()) if f]
-        return BreakRecord(
-            gb_id=gb_id, gb_type=gb_type, explanation=root["explanation"],
-            hints=root["hints"], context=root["context"], header_file=header_file,
-            header_line=header_line, user_stack=user_stack, duplicate=duplicate,
-            frame_skipped=frame_skipped,
-            wrapper_gb_id=(wrapper["gb_id"] or _gb_id_from_registry(wrapper["gb_type"]))
-            if wrapper else None,
-            wrapper_gb_type=wrapper["gb_type"] if wrapper else None, raw=text,
-            provenance=provenance, graph_inputs=_GRAPH_INPUT.findall(root["explanation"]),
-            skip_kind=skip_kind)
-    # No structured block (old torch, or a reason Dynamo did not format): keep the reason line.
+        return _structured_record(blocks, skip_kind, shared)
+    return _reason_record(body, skip_kind, shared)
+
+
+def _structured_record(blocks: list[dict], skip_kind: str | None, shared: dict) -> BreakRecord:
+    """The record of a message with Dynamo's blocks: the first is the root cause, a later one
+    wraps it (a break in a loop)."""
+    frame_skipped = skip_kind in ("loop", "whole_frame")
+    root = blocks[0]
+    gb_type = root["gb_type"]
+    gb_id = root["gb_id"] or _gb_id_from_registry(gb_type)
+    wrapper = blocks[-1] if len(blocks) > 1 else None
+    if wrapper and (wrapper["gb_id"] == "GB7000" or "loop" in wrapper["gb_type"]):
+        frame_skipped, skip_kind = True, "loop"
+    provenance = [f for f in map(provenance_frame, root["explanation"].splitlines()) if f]
+    return BreakRecord(
+        gb_id=gb_id, gb_type=gb_type, explanation=root["explanation"],
+        hints=root["hints"], context=root["context"], frame_skipped=frame_skipped,
+        wrapper_gb_id=(wrapper["gb_id"] or _gb_id_from_registry(wrapper["gb_type"]))
+        if wrapper else None,
+        wrapper_gb_type=wrapper["gb_type"] if wrapper else None,
+        provenance=provenance, graph_inputs=_GRAPH_INPUT.findall(root["explanation"]),
+        skip_kind=skip_kind, **shared)
+
+
+def _reason_record(body: list[str], skip_kind: str | None, shared: dict) -> BreakRecord:
+    """No structured block (old torch, or a reason Dynamo did not format): keep the reason
+    line."""
     reason = ""
     for line in body:
         if line.startswith("Graph Break Reason:"):
             reason = line.split(":", 1)[1].strip()
     return BreakRecord(gb_id=None, gb_type=reason or "unknown", explanation="", hints=[],
-                       context="", header_file=header_file, header_line=header_line,
-                       user_stack=user_stack, duplicate=duplicate, frame_skipped=frame_skipped,
-                       raw=text, skip_kind=skip_kind)
+                       context="", frame_skipped=skip_kind in ("loop", "whole_frame"),
+                       skip_kind=skip_kind, **shared)
 
 
 def split_reason(reason: str) -> dict:

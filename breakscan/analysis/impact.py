@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from .analyse import OWNER_RANK, analyse, break_at, resume_line
-from .breaklog import RESUME_PREFIX
+from .analyse import analyse
+from .breaklog import RESUME_PREFIX, resume_line
+from .ranking import rank
+from .roots import break_at
 from ..frames import Frame, is_torch_file, user_frame
-from ..result import LaterCall, ProgramRegion, RootBreak, ScanResult
+from ..records import RootBreak
+from ..result import LaterCall, ProgramRegion, ScanResult
 
 if TYPE_CHECKING:  # the capture imports torch; ranking a trace's breaks needs none
     from ..pipeline.capture import RawLaterCall, RawRegion, RawRuntime
-    from ..dynamo.hooks import CodeKey
+    from ..dynamo.backend import CodeKey
 
 
 def _per_call(count: float, calls: int) -> float:
@@ -229,22 +232,3 @@ def apply_costs(result: ScanResult, gaps: dict[CodeKey, float],
         brk.cost_s_per_call = cost.get(idx, 0.0)
         brk.compile_cost_s = compiling.get(idx)
     rank(result)
-
-
-def impact(brk: RootBreak) -> float:
-    """What ranks a break: its measured cost when timed, else fires per call × graph splits."""
-    if brk.cost_s_per_call is not None:
-        return brk.cost_s_per_call
-    fires = 1.0 if brk.fires_per_call is None else brk.fires_per_call
-    return fires * brk.graph_splits
-
-
-def rank(result: ScanResult) -> None:
-    """Order the breaks by impact within each owner (the user's own first); a tie keeps the
-    analysis order. Frames keep pointing at the same breaks."""
-    before = list(result.breaks)
-    result.breaks.sort(key=lambda b: (OWNER_RANK.get(b.owner, 3), -impact(b)))
-    for frame in result.frames:
-        if frame.break_index is not None:
-            moved = before[frame.break_index]
-            frame.break_index = next(i for i, b in enumerate(result.breaks) if b is moved)

@@ -8,7 +8,7 @@ call chain) and the early-return guards just above them, keeps the operands that
 ``self.<attr>`` or ``self.config.<attr>``, and proposes the value that makes the path not be
 taken. Each candidate is verified like any fix, in its own child (:func:`apply_switch` sets the
 value on the built model); the generic search complements the hand-written library switches of
-``fixes.LIBRARY_SWITCHES``.
+the fix registry (``rules.FIXES``, kind ``switch``).
 """
 
 from __future__ import annotations

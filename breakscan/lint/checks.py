@@ -1,8 +1,9 @@
 """The lint's checks: one small function per source pattern, each reporting one rule.
 
-TorchFix-style: the walker in ``lint.py`` knows the file (imports, classes, which names hold
-tensors, which calls it follows); each check here gets the walker and one node and returns its
-finding's message, or None. Checks are registered by what they look at:
+TorchFix-style: the walker (``walker.py``) knows the file (imports, classes, which calls it
+follows) and, per function, which names hold tensors (``tensors.py``); each check here gets that
+function's scope and one node and returns its finding's message, or None. Checks are registered
+by what they look at:
 
 - ``CALL_CHECKS``: in order, the first that reports ends the call's checks (a reported call is
   not followed into the function it calls);
@@ -23,9 +24,9 @@ from typing import Callable, Protocol
 from ..rules import LOG_METHODS, gb, rule_for
 
 
-class Walker(Protocol):
-    """What a check may read of ``lint.Walker`` (which calls the checks): names, kinds, loggers
-    of the file and the function being linted."""
+class Scope(Protocol):
+    """What a check may read of the function being linted (``tensors.FunctionScope``, which the
+    walker passes): names, kinds, loggers of the file and of the function."""
 
     attrs: dict[str, str]  # the class's attributes: self.X -> "tensor", "items:…", …
     locals: set[str]  # names local to the function
@@ -82,14 +83,14 @@ _DISABLE = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})
 
 # -- BS001 item: a tensor turned into a Python number ---------------------------------------------
 
-def _tensor_method(w: Walker, node: ast.Call, name: str) -> bool:
+def _tensor_method(w: Scope, node: ast.Call, name: str) -> bool:
     func = node.func
     return isinstance(func, ast.Attribute) and func.attr == name and not node.args and \
         w.qual(func) is None and not w.is_self(func.value)
 
 
 @_register(METHOD_CHECKS, "item")
-def item_method(w: Walker, node: ast.Call) -> str | None:
+def item_method(w: Scope, node: ast.Call) -> str | None:
     if _tensor_method(w, node, "item"):
         return f"`.item()` turns a tensor into a Python number: graph break " \
                f"({gb('item', 'GB0124')}) and a device sync"
@@ -97,7 +98,7 @@ def item_method(w: Walker, node: ast.Call) -> str | None:
 
 
 @_register(CALL_CHECKS, "item")
-def number_of_tensor(w: Walker, node: ast.Call) -> str | None:
+def number_of_tensor(w: Scope, node: ast.Call) -> str | None:
     qual = w.qual(node.func)
     if qual in ("float", "int") and node.args and w.kind(node.args[0]) is True:
         return f"`{qual}(tensor)` turns a tensor into a Python number: graph break " \
@@ -108,7 +109,7 @@ def number_of_tensor(w: Walker, node: ast.Call) -> str | None:
 # -- BS002 data_dependent_branch: Python control flow on a tensor value ---------------------------
 
 @_register(BRANCH_CHECKS, "data_dependent_branch")
-def branch_on_tensor(w: Walker, node: ast.AST, test: ast.AST, what: str) -> str | None:
+def branch_on_tensor(w: Scope, node: ast.AST, test: ast.AST, what: str) -> str | None:
     if w.tensor_test(test):
         return f"{what} on a tensor value: Dynamo cannot know which way to go, graph break " \
                f"({gb('data_dependent_branch', 'GB0170')})"
@@ -116,7 +117,7 @@ def branch_on_tensor(w: Walker, node: ast.AST, test: ast.AST, what: str) -> str 
 
 
 @_register(ASSERT_CHECKS, "data_dependent_branch")
-def assert_with_computed_message(w: Walker, node: ast.Assert) -> str | None:
+def assert_with_computed_message(w: Scope, node: ast.Assert) -> str | None:
     # Dynamo rewrites `assert <tensor>[, "text"]` into torch._assert_async (no break); a
     # computed message (an f-string with values) defeats the rewrite.
     if not _const_text(node.msg) and w.tensor_test(node.test):
@@ -127,7 +128,7 @@ def assert_with_computed_message(w: Walker, node: ast.Assert) -> str | None:
 
 # -- BS003 print: print, logging and warnings ------------------------------------------------------
 
-def is_logging(w: Walker, func: ast.AST) -> bool:
+def is_logging(w: Scope, func: ast.AST) -> bool:
     """``logging.info(...)``, ``logger.warning(...)``, ``self.log.debug(...)``: a logger's call."""
     if not (isinstance(func, ast.Attribute) and func.attr in LOG_METHODS):
         return False
@@ -141,7 +142,7 @@ def is_logging(w: Walker, func: ast.AST) -> bool:
 
 
 @_register(CALL_CHECKS, "print")
-def logging_call(w: Walker, node: ast.Call) -> str | None:
+def logging_call(w: Scope, node: ast.Call) -> str | None:
     if is_logging(w, node.func):
         return f"`{text_of(node.func)}(...)` is a logging call Dynamo does not trace: graph " \
                f"break ({gb('print', 'GB0291')})"
@@ -149,7 +150,7 @@ def logging_call(w: Walker, node: ast.Call) -> str | None:
 
 
 @_register(CALL_CHECKS, "print")
-def print_call(w: Walker, node: ast.Call) -> str | None:
+def print_call(w: Scope, node: ast.Call) -> str | None:
     if w.qual(node.func) in ("print", "builtins.print"):
         return "`print(...)` is Python I/O Dynamo cannot put in a graph: graph break " \
                f"({gb('print', 'GB0059')})"
@@ -157,7 +158,7 @@ def print_call(w: Walker, node: ast.Call) -> str | None:
 
 
 @_register(CALL_CHECKS, "print")
-def warn_call(w: Walker, node: ast.Call) -> str | None:
+def warn_call(w: Scope, node: ast.Call) -> str | None:
     if w.qual(node.func) == "warnings.warn":
         return f"`warnings.warn(...)` is a builtin Dynamo skips: graph break " \
                f"({gb('print', 'GB0007')})"
@@ -167,7 +168,7 @@ def warn_call(w: Walker, node: ast.Call) -> str | None:
 # -- BS004 tolist_numpy: a tensor turned into a list or array --------------------------------------
 
 @_register(METHOD_CHECKS, "tolist_numpy")
-def tolist_method(w: Walker, node: ast.Call) -> str | None:
+def tolist_method(w: Scope, node: ast.Call) -> str | None:
     if _tensor_method(w, node, "tolist"):
         return "`.tolist()` copies a tensor into Python numbers: graph break " \
                f"({gb('tolist_numpy', 'GB0109')}) and a device sync"
@@ -183,7 +184,7 @@ _DATA_SHAPE = ("nonzero", "unique", "unique_consecutive", "masked_select", "argw
 
 
 @_register(METHOD_CHECKS, "dynamic_shape_op")
-def data_shape_call(w: Walker, node: ast.Call) -> str | None:
+def data_shape_call(w: Scope, node: ast.Call) -> str | None:
     qual = w.qual(node.func) or ""
     func = node.func
     name = qual.rpartition(".")[2] if qual.startswith("torch.") else (
@@ -195,7 +196,7 @@ def data_shape_call(w: Walker, node: ast.Call) -> str | None:
     return None
 
 
-def _bool_mask(w: Walker, index: ast.AST) -> bool:
+def _bool_mask(w: Scope, index: ast.AST) -> bool:
     """``x > 0``, ``~m``, ``(a > 0) & (b < 1)`` on tensors: a boolean mask."""
     if isinstance(index, ast.Compare):
         return any(w.kind(v) is True for v in [index.left, *index.comparators])
@@ -207,7 +208,7 @@ def _bool_mask(w: Walker, index: ast.AST) -> bool:
 
 
 @_register(SUBSCRIPT_CHECKS, "dynamic_shape_op")
-def boolean_mask_index(w: Walker, node: ast.Subscript) -> str | None:
+def boolean_mask_index(w: Scope, node: ast.Subscript) -> str | None:
     if w.kind(node.value) is True and _bool_mask(w, node.slice) and \
             isinstance(node.ctx, ast.Load):
         return "indexing with a boolean mask gives a tensor whose size depends on the data: " \
@@ -219,7 +220,7 @@ def boolean_mask_index(w: Walker, node: ast.Subscript) -> str | None:
 # -- BS006 unsupported_call: calls Dynamo does not trace ------------------------------------------
 
 @_register(CALL_CHECKS, "unsupported_call")
-def numpy_call(w: Walker, node: ast.Call) -> str | None:
+def numpy_call(w: Scope, node: ast.Call) -> str | None:
     qual = w.qual(node.func)
     if qual and qual.startswith("numpy."):
         return f"`{text_of(node.func)}(...)` is a NumPy call: Dynamo can trace some NumPy calls " \
@@ -228,7 +229,7 @@ def numpy_call(w: Walker, node: ast.Call) -> str | None:
 
 
 @_register(CALL_CHECKS, "unsupported_call")
-def clock_call(w: Walker, node: ast.Call) -> str | None:
+def clock_call(w: Scope, node: ast.Call) -> str | None:
     qual = w.qual(node.func)
     if qual and qual.startswith("time."):
         return f"`{text_of(node.func)}()` reads the host clock, which Dynamo does not trace: " \
@@ -237,7 +238,7 @@ def clock_call(w: Walker, node: ast.Call) -> str | None:
 
 
 @_register(CALL_CHECKS, "unsupported_call")
-def random_call(w: Walker, node: ast.Call) -> str | None:
+def random_call(w: Scope, node: ast.Call) -> str | None:
     qual = w.qual(node.func)
     if qual and qual.startswith("random.") and qual.split(".")[-1] not in _RANDOM_TRACED:
         return f"`{text_of(node.func)}()` is Python's random module, which Dynamo does not " \
@@ -248,7 +249,7 @@ def random_call(w: Walker, node: ast.Call) -> str | None:
 # -- BS007 explicit_break -------------------------------------------------------------------------
 
 @_register(CALL_CHECKS, "explicit_break")
-def graph_break_call(w: Walker, node: ast.Call) -> str | None:
+def graph_break_call(w: Scope, node: ast.Call) -> str | None:
     if w.qual(node.func) == "torch._dynamo.graph_break":
         return "`torch._dynamo.graph_break()` forces a graph break " \
                f"({gb('explicit_break', 'GB0025')})"
@@ -258,7 +259,7 @@ def graph_break_call(w: Walker, node: ast.Call) -> str | None:
 # -- BS010 disabled_call --------------------------------------------------------------------------
 
 @_register(CALLEE_CHECKS, "disabled_call")
-def disabled_callee(w: Walker, node: ast.Call,
+def disabled_callee(w: Scope, node: ast.Call,
                     callee: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     decorators = {w.qual(d.func if isinstance(d, ast.Call) else d)
                   for d in callee.decorator_list}
@@ -271,7 +272,7 @@ def disabled_callee(w: Walker, node: ast.Call,
 # -- BS011 tensor_deepcopy ------------------------------------------------------------------------
 
 @_register(CALL_CHECKS, "tensor_deepcopy")
-def deepcopy_call(w: Walker, node: ast.Call) -> str | None:
+def deepcopy_call(w: Scope, node: ast.Call) -> str | None:
     if w.qual(node.func) == "copy.deepcopy" and node.args and w.kind(node.args[0]) is True:
         return "`copy.deepcopy()` of a tensor is not traced by Dynamo: graph break " \
                f"({gb('tensor_deepcopy', 'GB4198')}); use `.clone()`"
@@ -281,7 +282,7 @@ def deepcopy_call(w: Walker, node: ast.Call) -> str | None:
 # -- BS101 shape_branch and BS103 shape_loop: recompiles, not breaks -----------------------------
 
 @_register(BRANCH_CHECKS, "shape_branch")
-def branch_on_size(w: Walker, node: ast.AST, test: ast.AST, what: str) -> str | None:
+def branch_on_size(w: Scope, node: ast.AST, test: ast.AST, what: str) -> str | None:
     if what == "`while`":
         return None
     for cmp in ast.walk(test):
@@ -294,7 +295,7 @@ def branch_on_size(w: Walker, node: ast.AST, test: ast.AST, what: str) -> str | 
 
 
 @_register(LOOP_CHECKS, "shape_loop")
-def loop_over_size(w: Walker, node: ast.AST, it: ast.AST) -> str | None:
+def loop_over_size(w: Scope, node: ast.AST, it: ast.AST) -> str | None:
     qual = w.qual(it.func) if isinstance(it, ast.Call) else None
     sized = qual == "range" and any(w.tensor_size(n) for a in it.args for n in ast.walk(a))
     if qual in ("enumerate", "reversed") and it.args:

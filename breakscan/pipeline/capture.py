@@ -29,12 +29,15 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from ..dynamo.hooks import (CaptureBackend, CodeEvent, CodeKey, bytecode_hook, clean_dynamo,
-                     clean_dynamo_state, compile_model, dynamic_shapes, dynamo_logs,
-                     log_breaks_again, python_calls, read_metrics, record_regions, recorded)
+from ..dynamo.backend import CaptureBackend, CodeKey, compile_model, python_calls
+from ..dynamo.logs import dynamo_logs
+from ..dynamo.regions import record_regions
+from ..dynamo.session import (bytecode_hook, clean_dynamo, clean_dynamo_state, dynamic_shapes,
+                              log_breaks_again, read_metrics, recorded)
 from ..errors import as_model_error, describe, user_frame_hint
 from ..frames import frames_of
-from ..result import RawCapture, RawFailure
+from ..records import CodeEvent, RawCapture, RawFailure
+from .call import ModelCall
 
 
 @contextlib.contextmanager
@@ -68,25 +71,24 @@ def lines_run(files: set[str]) -> Iterator[dict[str, set[int]]]:
         sys.settrace(previous)
 
 
-def run_eager(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
-              training: bool, label: str,
+def run_eager(call: ModelCall, *, label: str,
               executed: dict[str, set[int]] | None = None) -> str:
     """Run the model once without Dynamo so its own failures get a clean one-line error.
 
     ``executed`` (file -> line set) is filled with the lines of those files that ran.
     """
     out = io.StringIO()
-    grad = contextlib.nullcontext() if training else torch.no_grad()
+    grad = contextlib.nullcontext() if call.training else torch.no_grad()
     try:
         with grad, contextlib.redirect_stdout(out), contextlib.redirect_stderr(out), \
                 lines_run(set(executed or ())) as seen:
-            fn(*args, **kwargs)
+            call.fn(*call.args, **call.kwargs)
         for file, lines in seen.items():
             executed[file] |= lines
     except BaseException as exc:
         message = str(exc).lower()
         hint = ""
-        floats = any(isinstance(a, torch.Tensor) and a.is_floating_point() for a in args)
+        floats = any(isinstance(a, torch.Tensor) and a.is_floating_point() for a in call.args)
         if floats and ("'indices'" in message or "embedding" in message):
             hint = " — the model's first layer takes token ids: pass --dtype int64"
         elif isinstance(exc, (RuntimeError, ValueError, IndexError)) and (
@@ -134,13 +136,11 @@ class ScanPass:
     same inputs succeeds, torch.compile fails on the model.
     """
 
-    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
-                 training: bool, verbose: bool, compile_only: tuple[Any, str] | None,
-                 dynamic: bool | None) -> None:
-        self._args, self._kwargs = args, kwargs
-        self._training, self._verbose, self._dynamic = training, verbose, dynamic
+    def __init__(self, call: ModelCall, *, verbose: bool) -> None:
+        self._args, self._kwargs = call.args, call.kwargs
+        self._training, self._verbose, self._dynamic = call.training, verbose, call.dynamic
         self.backend = CaptureBackend()
-        self.compiled = compile_model(fn, compile_only, backend=self.backend)
+        self.compiled = compile_model(call.fn, call.compile_only, backend=self.backend)
         self.failure: RawFailure | None = None
         self._metrics: list[Any] = []  # Dynamo's records read so far (a later read skips them)
 
@@ -231,18 +231,14 @@ class ScanPass:
 
 
 @contextlib.contextmanager
-def scan_pass(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *,
-              training: bool = False, verbose: bool = False,
-              compile_only: tuple[Any, str] | None = None,
-              dynamic: bool | None = None) -> Iterator[ScanPass]:
+def scan_pass(call: ModelCall, *, verbose: bool = False) -> Iterator[ScanPass]:
     """The scan's one compiled model, from clean Dynamo state to clean Dynamo state.
 
-    ``compile_only=(owner, method)`` compiles only that method while ``fn`` runs eagerly.
-    ``dynamic`` is the user's ``torch.compile(dynamic=...)``.
+    ``call.compile_only=(owner, method)`` compiles only that method while ``call.fn`` runs
+    eagerly; ``call.dynamic`` is the user's ``torch.compile(dynamic=...)``.
     """
     with clean_dynamo():
-        yield ScanPass(fn, args, kwargs, training=training, verbose=verbose,
-                       compile_only=compile_only, dynamic=dynamic)
+        yield ScanPass(call, verbose=verbose)
 
 
 @dataclass

@@ -4,7 +4,7 @@ Both targets are scanned and timed in their own child processes with the same op
 child loads both, gives B the weights of A (when their parameters have the same names and
 shapes) and compares their eager outputs on the same inputs, so "same outputs" is measured, not
 assumed. That child also times both compiled models in one process, interleaved
-(``measure.time_interleaved``): the only A-vs-B speed comparison the report states.
+(``interleaved.time_interleaved``): the only A-vs-B speed comparison the report states.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..options import Limits, ScanOptions
-from ..result import ABTiming, Comparison, Correctness, ModelRun
-
-OUTPUTS_JOB = "breakscan.pipeline.compare:outputs_of_both"
+from ..process.jobs import OUTPUTS_JOB
+from ..result import Comparison, ModelRun
+from ..verdicts import ABTiming, Correctness
 
 
 def compare_targets(a: str, b: str, options: ScanOptions, limits: Limits = Limits()) -> Comparison:
@@ -48,7 +48,8 @@ def outputs_of_both(request: dict[str, Any], on_stage: Callable[[str, Any], None
     """The isolated child's job: (B got A's weights, B's outputs vs A's, why not compared, both
     compiled and timed here, interleaved)."""
     from .load import load_target
-    from .measure import Variant, compare_outputs, eager_outputs, time_interleaved
+    from .interleaved import Variant, time_interleaved
+    from .measure import compare_outputs, eager_outputs
 
     options = ScanOptions.from_dict(request["options"])
     load = options.load_options

@@ -24,9 +24,9 @@ from torch import nn
 
 from ..errors import (ModelError, UsageError, as_model_error, describe, memory_limit_note,
                      out_of_memory, user_frame_hint)
-from ..options import TargetSpec, check_source_file, parse_init_args, parse_inputs, parse_target
-from ..result import ModuleConstant
+from ..target import TargetSpec, check_source_file, parse_init_args, parse_inputs, parse_target
 from ..sources import SourceTree, source_tree
+from .inputs import check_arity, embedding_bound, make_tensor, to_device
 
 DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32, "float": torch.float32, "float64": torch.float64,
@@ -34,7 +34,6 @@ DTYPES: dict[str, torch.dtype] = {
     "bfloat16": torch.bfloat16, "int64": torch.int64, "long": torch.int64,
     "int32": torch.int32, "int": torch.int32, "bool": torch.bool,
 }
-DEFAULT_INT_HIGH = 100  # token ids in [0, 100) unless the model has a smaller embedding table
 
 
 @dataclass
@@ -207,30 +206,6 @@ def build_model(module: Any, spec: TargetSpec, init_args: dict[str, Any]) -> nn.
     return built
 
 
-def _embedding_bound(model: nn.Module) -> int:
-    sizes = [m.num_embeddings for m in model.modules() if isinstance(m, nn.Embedding)]
-    return min(sizes) if sizes else DEFAULT_INT_HIGH
-
-
-def make_tensor(shape: list[int], dtype: torch.dtype, device: torch.device,
-                int_high: int) -> torch.Tensor:
-    if dtype.is_floating_point:
-        return torch.randn(shape, dtype=dtype, device=device)
-    if dtype == torch.bool:
-        return torch.rand(shape, device=device) > 0.5
-    return torch.randint(0, max(int_high, 1), shape, dtype=dtype, device=device)
-
-
-def _to_device(value: Any, device: torch.device) -> Any:
-    if isinstance(value, torch.Tensor):
-        return value.to(device)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_to_device(v, device) for v in value)
-    if isinstance(value, dict):
-        return {k: _to_device(v, device) for k, v in value.items()}
-    return value
-
-
 def load_inputs_factory(text: str) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """Call ``FILE.py:make_inputs`` and normalise its result to (args, kwargs)."""
     spec = parse_target(text)
@@ -255,47 +230,6 @@ def load_inputs_factory(text: str) -> tuple[tuple[Any, ...], dict[str, Any]]:
         return (value,), {}
     raise UsageError(f"--inputs {spec.name}() returned {type(value).__name__}; return a tensor, "
                      "a tuple of positional inputs or a dict of keyword inputs")
-
-
-def describe_inputs(args: tuple[Any, ...], kwargs: dict[str, Any], names: list[str]):
-    """InputSpec rows for the report (shape and dtype for tensors, the type otherwise)."""
-    from ..result import InputSpec
-
-    rows = []
-    items = list(zip(names, args)) + list(kwargs.items())
-    for name, value in items:
-        if isinstance(value, torch.Tensor):
-            rows.append(InputSpec(name=name, shape=list(value.shape),
-                                  dtype=str(value.dtype).replace("torch.", "")))
-        else:
-            rows.append(InputSpec(name=name, shape=None, dtype=None, kind=type(value).__name__))
-    return rows
-
-
-def positional_names(fn: Callable[..., Any], count: int) -> list[str]:
-    try:
-        params = [p.name for p in inspect.signature(fn).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        params = []
-    return [params[i] if i < len(params) else f"arg{i}" for i in range(count)]
-
-
-def check_arity(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
-                label: str) -> None:
-    """Catch 'too many/too few inputs' before running anything (exit 2, not a traceback)."""
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return
-    try:
-        sig.bind(*args, **kwargs)
-    except TypeError as exc:
-        wanted = [p for p in sig.parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-                  and p.default is p.empty]
-        raise UsageError(f"{label}{sig} got {len(args)} positional input(s): {exc}; pass one "
-                         f"--input-shape per input ({len(wanted)} required)") from None
 
 
 def load_target(target: str, *, input_shapes: list[str] | None = None, dtype: str = "float32",
@@ -334,9 +268,9 @@ def load_target(target: str, *, input_shapes: list[str] | None = None, dtype: st
     torch.manual_seed(seed)
     if inputs:
         args, kwargs = load_inputs_factory(inputs)
-        args, kwargs = _to_device(args, torch_device), _to_device(kwargs, torch_device)
+        args, kwargs = to_device(args, torch_device), to_device(kwargs, torch_device)
     else:
-        high = _embedding_bound(model)
+        high = embedding_bound(model)
         try:
             args = tuple(make_tensor(s, torch_dtype, torch_device, high) for s in shapes)
         except (RuntimeError, TypeError, OverflowError, ValueError, MemoryError) as exc:
@@ -370,7 +304,7 @@ def input_sets(loaded: LoadedTarget, *, batches: list[int] | None = None,
         if any(t.dim() == 0 for t in templates):
             raise UsageError("--vary-batch needs inputs with a batch dimension")
         shape_sets = [[[b, *t.shape[1:]] for t in templates] for b in batches]
-    high = _embedding_bound(loaded.model)
+    high = embedding_bound(loaded.model)
     sets = []
     for shapes in shape_sets or []:
         if len(shapes) != len(templates):
@@ -379,106 +313,3 @@ def input_sets(loaded: LoadedTarget, *, batches: list[int] | None = None,
         sets.append(tuple(make_tensor(list(s), t.dtype, t.device, high)
                           for s, t in zip(shapes, templates)))
     return sets
-
-
-MAX_CONSTANT_ELEMENTS = 8  # "a handful of integers": a kernel size, strides, paddings
-
-
-def module_constants(model: nn.Module) -> list[ModuleConstant]:
-    """The constants the model's own module classes keep in tensors (buffers, parameters that
-    do not train, plain tensor attributes): 0-d values and short integer vectors. torch's own
-    modules are left out (a BatchNorm's step counter is state, not a constant)."""
-    from ..frames import is_torch_file
-    found: dict[tuple[str, str, str], ModuleConstant] = {}
-    for module in model.modules():
-        cls = type(module)
-        try:
-            file = inspect.getsourcefile(cls)
-        except TypeError:
-            file = None
-        if file is None or is_torch_file(file):
-            continue
-        params = dict(module.named_parameters(recurse=False))
-        buffers = dict(module.named_buffers(recurse=False))
-        plain = {k: v for k, v in vars(module).items() if isinstance(v, torch.Tensor)}
-        for kind, tensors in (("buffer", buffers), ("parameter", params), ("attribute", plain)):
-            for name, tensor in tensors.items():
-                try:
-                    value = _constant_value(tensor)
-                except Exception:  # a lazy module's uninitialized buffer, a tensor subclass
-                    continue
-                if value is None:
-                    continue
-                key = (file, cls.__qualname__, name)
-                if key in found:
-                    found[key].instances += 1
-                    continue
-                where = _created_at(cls, name)
-                found[key] = ModuleConstant(
-                    file=where[0] if where else file, cls=cls.__qualname__, attr=name,
-                    kind=kind, value=value, line=where[1] if where else None,
-                    code=where[2] if where else "",
-                    classes=[c.__name__ for c in cls.__mro__ if c.__module__ and
-                             c.__module__ != "torch" and
-                             not c.__module__.startswith("torch.")])
-    return list(found.values())
-
-
-def _constant_value(tensor: torch.Tensor) -> Any:
-    """The Python value of a tensor that holds a constant, else None."""
-    if tensor.requires_grad or tensor.device.type == "meta" or tensor.is_complex():
-        return None
-    if tensor.dim() == 0:
-        return tensor.item()
-    if tensor.dim() == 1 and tensor.numel() <= MAX_CONSTANT_ELEMENTS and \
-            not tensor.is_floating_point():
-        return tensor.tolist()
-    return None
-
-
-def _created_at(cls: type, name: str) -> tuple[str, int, str] | None:
-    """Where ``self.<name>`` is created: the first ``self.<name> = …``,
-    ``self.register_buffer("<name>", …)`` or ``register_parameter`` in the class or the first
-    base class (in method resolution order) that has one; ``__init__`` first."""
-    import ast
-
-    from ..frames import module_ast
-
-    for owner in cls.__mro__:
-        try:
-            file = inspect.getsourcefile(owner)
-        except TypeError:
-            continue
-        tree = module_ast(file) if file else None
-        node = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and
-                     n.name == owner.__name__), None) if tree is not None else None
-        if node is None:
-            continue
-        methods = sorted((m for m in node.body if isinstance(m, (ast.FunctionDef,
-                                                                  ast.AsyncFunctionDef))),
-                         key=lambda m: (m.name != "__init__", m.lineno))
-        for method in methods:
-            for stmt in ast.walk(method):
-                if _creates(stmt, name):
-                    lines = Path(file).read_text(encoding="utf-8").splitlines()
-                    return file, stmt.lineno, lines[stmt.lineno - 1].strip()
-    return None
-
-
-def _creates(node: Any, name: str) -> bool:
-    import ast
-
-    if isinstance(node, (ast.Assign, ast.AnnAssign)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return any(isinstance(t, ast.Attribute) and t.attr == name and
-                   isinstance(t.value, ast.Name) and t.value.id == "self" for t in targets)
-    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-        call = node.value
-        func = call.func
-        registers = isinstance(func, ast.Attribute) and func.attr in (
-            "register_buffer", "register_parameter") or (
-            isinstance(func, ast.Name) and func.id == "setattr" and len(call.args) >= 2)
-        args = call.args[1:] if isinstance(func, ast.Name) else call.args
-        return registers and bool(args) and isinstance(args[0], ast.Constant) and \
-            args[0].value == name
-    return False

@@ -17,17 +17,26 @@ from typing import Any, Callable
 
 import torch
 
-from ..analysis.analyse import analyse, apply_compile_error, link_module_constants, python_version
+from ..analysis.analyse import analyse
+from ..analysis.compile_error import apply_compile_error
+from ..analysis.origins import link_module_constants
+from .call import ModelCall, model_call
 from .capture import RawProgram, program_capture, run_eager, scan_pass
-from ..dynamo.hooks import recompile_limit
+from ..dynamo.session import recompile_limit
 from ..errors import UsageError
 from ..analysis.impact import apply_costs, apply_later_call, apply_regions, apply_runtime, counted_code
-from .load import (LoadedTarget, describe_inputs, importable_folder, input_sets, load_target,
-                   module_constants, positional_names)
+from .constants import module_constants
+from .inputs import describe_inputs, positional_names
+from .load import LoadedTarget, importable_folder, input_sets, load_target
+from .static import cross_check, lint_model
 from .measure import FrameCosts, OnProgress, measure
-from ..options import ProgramOptions, ScanOptions, TimingOptions, parse_input_sets
-from .recompiles import check_recompiles, link_shape_branches, program_recompiles
-from ..result import ProgramReport, ScanResult, StaticFinding, TimingReport
+from ..options import ProgramOptions, ScanOptions, TimingOptions
+from ..target import parse_input_sets
+from ..analysis.recompiles import link_shape_branches, program_recompiles
+from .recompiles import check_recompiles
+from ..records import RawCapture, StaticFinding
+from ..result import ProgramReport, ScanResult
+from ..verdicts import TimingReport
 
 OnStage = Callable[[str, "ScanResult | None"], None]
 
@@ -77,31 +86,45 @@ def scan_loaded(loaded: LoadedTarget, options: ScanOptions = ScanOptions(), *,
     ``on_progress(text)`` hears progress within a stage (the runs of a timing).
     """
     progress = on_stage if isinstance(on_stage, StageClock) else StageClock(on_stage)
-    verbose, timing = options.verbose, options.timing
-    label = f"{loaded.spec.name}.{loaded.method}"
+    call = model_call(loaded, options)
     folder = loaded.search_paths[0] if loaded.search_paths else None
+    result = _capture(loaded, call, options, progress, folder)
+    timing = options.timing
+    with importable_folder(folder):
+        if result.compile_error is not None and (shape_sets or timing):
+            result.notes.append("recompiles and timings not measured: torch.compile fails on "
+                                "the model (see the compile error)")
+            shape_sets = timing = None
+        if shape_sets:
+            _recompiles(result, call, shape_sets, options, progress)
+        if timing:
+            _timings(result, call, timing, progress, on_progress)
+    result.stages = progress.seconds()
+    return result
+
+
+def _capture(loaded: LoadedTarget, call: ModelCall, options: ScanOptions, progress: StageClock,
+             folder: str | None) -> ScanResult:
+    """Lint, then the scan's one compiled model: its first call (explain), the eager run, its
+    later call and the counted calls, analysed."""
     progress("lint", None)
     static, lint_note = lint_model(loaded)
     executed: dict[str, set[int]] = {f.file: set() for f in static}
     constants = module_constants(loaded.model)  # before any call can change them
-    only = (loaded.model, loaded.compile_only) if loaded.compile_only else None
     progress("explain", None)
-    with importable_folder(folder), \
-            scan_pass(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
-                      verbose=verbose, compile_only=only, dynamic=options.dynamic) as calls:
+    with importable_folder(folder), scan_pass(call, verbose=options.verbose) as calls:
         # The first call of the fresh model is the one users' first compiled call makes: capture
         # it before anything else runs the model (a hook installed once, a warning issued once,
         # a lazily built buffer all take a Python path only that call takes).
         raw = calls.first_call()
-        result = _result(loaded, raw, "")
-        result.compile_settings = options.compile_settings
+        result = _result(loaded, raw, options)
         # Eagerly: the model's own failures get a clean one-line error; lines run are traced.
         # A scan stopped here still reports the first call's capture (when explain ran).
         progress("eager run", result if raw.explain_error is None else None)
         for brk in result.breaks:  # did a break's line run again? (the later call reads it)
             executed.setdefault(brk.file, set())
-        printed = run_eager(loaded.fn, loaded.args, loaded.kwargs, training=loaded.training,
-                            label=label, executed=executed)
+        printed = run_eager(call, label=f"{loaded.spec.name}.{loaded.method}",
+                            executed=executed)
         result.model_output = printed + result.model_output
         progress("later call", result)
         apply_later_call(result, calls.later_call(), executed)
@@ -116,120 +139,49 @@ def scan_loaded(loaded: LoadedTarget, options: ScanOptions = ScanOptions(), *,
     if runtime.failure is not None:  # eager ran, the compiled call raised
         apply_compile_error(result, runtime.failure)
     apply_runtime(result, runtime)
-    with importable_folder(folder):
-        if result.compile_error is not None and (shape_sets or timing):
-            result.notes.append("recompiles and timings not measured: torch.compile fails on "
-                                "the model (see the compile error)")
-            shape_sets = timing = None
-        if shape_sets:
-            progress("recompiles", result)
-            result.recompiles = check_recompiles(
-                loaded.fn, shape_sets, training=loaded.training,
-                dynamic_check=options.dynamic_check, dynamic=options.dynamic,
-                on_stage=lambda name: progress(name, result))
-            result.summary.recompile_count = len(result.recompiles.recompiles)
-            link_shape_branches(result.recompiles, result.static)
-        if timing:
-            def timing_stage(name: str, report: TimingReport) -> None:
-                result.timings = report
-                progress(name, result)
-
-            costs = FrameCosts()
-            result.timings = measure(
-                loaded.fn, loaded.args, loaded.kwargs, device=loaded.device,
-                training=loaded.training, backend=timing.backend, mode=timing.mode,
-                threads=timing.threads, max_run_time=timing.max_run_time, on_stage=timing_stage,
-                fullgraph=timing.fullgraph,
-                dynamic=timing.dynamic if timing.dynamic is not None else options.dynamic,
-                compile_options=dict(options.compile_options), compile_only=only,
-                on_progress=on_progress, frame_costs=costs)
-            if result.timings.outside_s_per_call is not None:
-                apply_costs(result, costs.gaps, costs.compile_s)
-            if result.timings.fullgraph and result.summary.graph_break_count:
-                result.timings.notes.append(
-                    "fullgraph=True compiled although a plain torch.compile breaks: it also "
-                    "turns on capture_scalar_outputs and capture_dynamic_output_shape_ops")
-    result.stages = progress.seconds()
     return result
 
 
-def lint_model(loaded: LoadedTarget) -> tuple[list[StaticFinding], str | None]:
-    """The static findings for the scanned model's class (in the file that defines it)."""
-    import inspect
-
-    from ..lint.walker import lint_file
-
-    owner = type(loaded.model) if isinstance(loaded.fn, torch.nn.Module) or \
-        loaded.method != "forward" else None
-    try:
-        path = inspect.getsourcefile(owner) if owner is not None else None
-    except TypeError:  # a built-in or dynamically made class
-        path = None
-    if owner is None or path is None or owner.__module__.startswith("torch."):
-        return [], None
-    entry = owner.__name__ if loaded.method == "forward" else f"{owner.__name__}.{loaded.method}"
-    try:
-        return lint_file(path, only=entry), None
-    except UsageError as exc:
-        return [], f"static lint skipped: {exc}"
+def _recompiles(result: ScanResult, call: ModelCall, shape_sets: list[tuple[Any, ...]],
+                options: ScanOptions, progress: StageClock) -> None:
+    progress("recompiles", result)
+    result.recompiles = check_recompiles(
+        call.fn, shape_sets, training=call.training,
+        dynamic_check=options.dynamic_check, dynamic=call.dynamic,
+        on_stage=lambda name: progress(name, result))
+    result.summary.recompile_count = len(result.recompiles.recompiles)
+    link_shape_branches(result.recompiles, result.static)
 
 
-def cross_check(static: list[StaticFinding], result: ScanResult,
-                executed: dict[str, set[int]]) -> list[StaticFinding]:
-    """Mark each static finding: the run broke there, ran it eagerly in a frame Dynamo skipped,
-    ran through it, or never reached it."""
-    import os
+def _timings(result: ScanResult, call: ModelCall, timing: TimingOptions, progress: StageClock,
+             on_progress: OnProgress | None) -> None:
+    def timing_stage(name: str, report: TimingReport) -> None:
+        result.timings = report
+        progress(name, result)
 
-    broke = {(os.path.realpath(b.file), b.line) for b in result.breaks}
-    skipped = skipped_spans(result)
-    for finding in static:
-        where = os.path.realpath(finding.file)
-        if (where, finding.line) in broke:
-            finding.status = "break"
-        elif any(file == where and first <= finding.line <= last for file, first, last in skipped):
-            finding.status = "not traced"
-        elif finding.line in executed.get(finding.file, ()):
-            finding.status = "ran"
-        else:
-            finding.status = "not exercised"
-    return static
+    costs = FrameCosts()
+    result.timings = measure(call, timing, on_stage=timing_stage, on_progress=on_progress,
+                             frame_costs=costs)
+    if result.timings.outside_s_per_call is not None:
+        apply_costs(result, costs.gaps, costs.compile_s)
+    if result.timings.fullgraph and result.summary.graph_break_count:
+        result.timings.notes.append(
+            "fullgraph=True compiled although a plain torch.compile breaks: it also "
+            "turns on capture_scalar_outputs and capture_dynamic_output_shape_ops")
 
 
-def skipped_spans(result: ScanResult) -> list[tuple[str, int, int]]:
-    """(file, first line, last line) of every function Dynamo skipped (it ran eagerly)."""
-    import ast
-    import os
-
-    from ..frames import module_ast
-
-    spans = []
-    for frame in result.frames:
-        tree = module_ast(frame.file) if frame.skipped and frame.file else None
-        if tree is None:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                    node.name == frame.name.rpartition(".")[2] and \
-                    min([node.lineno] + [d.lineno for d in node.decorator_list]) \
-                    <= frame.first_line <= node.lineno:
-                spans.append((os.path.realpath(frame.file), node.lineno, node.end_lineno or
-                              node.lineno))
-    return spans
-
-
-def _result(loaded: LoadedTarget, raw: Any, printed: str) -> ScanResult:
+def _result(loaded: LoadedTarget, raw: RawCapture, options: ScanOptions) -> ScanResult:
     found = analyse(raw)
     # A module's own signature is (*args, **kwargs); name the inputs after its method's.
     signature_of = getattr(loaded.fn, loaded.method, loaded.fn) \
         if isinstance(loaded.fn, torch.nn.Module) else loaded.fn
-    return ScanResult(
-        target=str(loaded.spec), method=loaded.method, torch_version=str(torch.__version__),
-        python_version=python_version(), device=str(loaded.device), training=loaded.training,
+    return ScanResult.start(
+        str(loaded.spec), found, torch_version=str(torch.__version__), method=loaded.method,
+        device=str(loaded.device), training=loaded.training,
         inputs=describe_inputs(loaded.args, loaded.kwargs,
                                positional_names(signature_of, len(loaded.args))),
-        summary=found.summary, explain=found.explain, graphs=found.graphs, breaks=found.breaks,
-        frames=found.frames, discrepancies=found.discrepancies, capture_seconds=round(raw.seconds, 4), notes=raw.notes,
-        model_output=printed + raw.model_output, dynamo_log=raw.dynamo_log)
+        compile_settings=options.compile_settings, capture_seconds=round(raw.seconds, 4),
+        notes=raw.notes, model_output=raw.model_output, dynamo_log=raw.dynamo_log)
 
 
 def scan(target: str, options: ScanOptions | None = None, *,
@@ -278,7 +230,7 @@ def scan_callable(model: torch.nn.Module | Callable[..., Any], *args: Any,
                   timing: TimingOptions | None = None, dynamic: bool | None = None,
                   **kwargs: Any) -> ScanResult:
     """Scan a model (or any callable) already in memory with the given inputs."""
-    from ..options import TargetSpec
+    from ..target import TargetSpec
 
     module = model if isinstance(model, torch.nn.Module) else torch.nn.Module()
     label = name or type(model).__name__
@@ -301,9 +253,9 @@ def run_program(options: ProgramOptions, *, on_stage: OnStage | None = None) -> 
     how it ended (``exit_code``, ``error``).
 
     ``on_stage`` hears the stage; in an isolated child, a timeout or Ctrl-C asks for the report
-    so far (``isolate.when_stopped``), so a stopped program keeps what it compiled.
+    so far (``child.when_stopped``), so a stopped program keeps what it compiled.
     """
-    from ..process.isolate import when_stopped
+    from ..process.child import when_stopped
     from .program import run_program as execute
 
     (on_stage or _no_progress)("program", None)
@@ -324,14 +276,11 @@ def program_result(options: ProgramOptions, raw: RawProgram,
                    outcome: Any | None) -> ScanResult:
     """The report of a program run (``outcome`` None: it has not ended)."""
     found = analyse(raw.capture)
-    result = ScanResult(
-        target=" ".join(options.command), method="", torch_version=str(torch.__version__),
-        python_version=python_version(), device="", training=False, inputs=[],
-        summary=found.summary, explain=found.explain, graphs=found.graphs, breaks=found.breaks,
-        frames=found.frames, discrepancies=found.discrepancies,
+    result = ScanResult.start(
+        " ".join(options.command), found, torch_version=str(torch.__version__),
+        captured_call="every call the program made",
         capture_seconds=round(raw.capture.seconds, 4), notes=raw.capture.notes,
-        model_output=raw.capture.model_output, dynamo_log=raw.capture.dynamo_log,
-        captured_call="every call the program made")
+        model_output=raw.capture.model_output, dynamo_log=raw.capture.dynamo_log)
     regions = apply_regions(result, raw.regions)
     result.recompiles = program_recompiles(raw.capture.recompile_logs, raw.recompile_stacks,
                                            raw.capture.metrics, len(result.graphs),
@@ -362,7 +311,7 @@ def _shape_findings(recompiles: list[Any]) -> list[StaticFinding]:
     """The lint's findings in the user files that recompiled, for the shape branches that set
     their guards (Dynamo's guard text often names no line)."""
     from ..frames import is_user_file
-    from ..lint.walker import lint_file
+    from ..lint.run import lint_file
 
     found: list[StaticFinding] = []
     for file in sorted({r.file for r in recompiles if is_user_file(r.file)}):

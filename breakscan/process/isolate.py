@@ -3,9 +3,10 @@
 A user's model can hang, segfault inside a C extension or inductor's compiled code, exhaust
 memory or call ``os._exit``. None of that may take breakscan (or the user's CI) down with it, so
 the CLI runs every scan (and every fix verification, and compare's output check) in a fresh
-``python -m breakscan.process.isolate`` process. This module knows no job type: the request names the
-job as ``module:function`` (``breakscan.pipeline.scan:scan_job``), which the child imports and
-calls as ``job(request, on_stage, on_progress)``.
+``python -m breakscan.process.child`` process. This module is the parent's side and knows no
+job type: the request names the job as ``module:function`` (``breakscan.pipeline.scan:scan_job``),
+which the child (:mod:`breakscan.process.child`) imports and calls as
+``job(request, on_stage, on_progress)``.
 
 - the child starts clean (no Dynamo caches or config changes from an earlier scan) in its own
   session, so a timeout kills it *and* inductor's compiler children;
@@ -29,17 +30,15 @@ import sys
 import tempfile
 import threading
 import time
-import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import (EXIT_INTERNAL, EXIT_MODEL_FAILED, INTERRUPT_CODES, Interrupted,
-                     interrupt_signal)
+from ..errors import EXIT_MODEL_FAILED, INTERRUPT_CODES, Interrupted, interrupt_signal
 from ..options import Limits
 from ..result import ModelRun, ScanResult
 
+CHILD_MODULE = "breakscan.process.child"  # run as ``python -m``: the child's side
 _DUMP_GRACE_S = 0.5  # before the deadline, the child is asked to print its stack (SIGUSR1)
-_PROGRESS_EVERY_S = 0.25  # the live line reads progress events this often, at most
 _SNAPSHOT_GRACE_S = 10.0  # how long a stopped job may take to save what it has
 _THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")  # what torch's thread pools read
 MAX_RESULT_BYTES = 512 * 1024 * 1024  # a child's result beyond this is not read
@@ -71,11 +70,11 @@ def run_isolated(job: str, request: dict[str, Any], *, target: str,
     ``inherit_stdio`` gives the child this process's stdin, stdout and stderr (a program run
     talks to the terminal as it would without breakscan; ``stdout_to_stderr``: its stdout goes
     to this process's stderr); otherwise they are files it keeps.
-    A job that registered :func:`when_stopped` is asked for its result before a timeout or an
-    interruption kills it. ``limits.threads`` caps the child's CPU threads (OpenMP/MKL
-    environment, read by torch when it loads); ``cancel`` stops it from another thread.
+    A job that registered :func:`breakscan.process.child.when_stopped` is asked for its result
+    before a timeout or an interruption kills it. ``limits.threads`` caps the child's CPU
+    threads (OpenMP/MKL environment, read by torch when it loads); ``cancel`` stops it from
+    another thread.
     """
-    timeout = limits.timeout
     _remove_stale_work()
     with tempfile.TemporaryDirectory(prefix="breakscan-") as tmp:
         work = Path(tmp)
@@ -88,33 +87,47 @@ def run_isolated(job: str, request: dict[str, Any], *, target: str,
                 {"stdin": subprocess.DEVNULL, "stdout": out, "stderr": err}
             if inherit_stdio and stdout_to_stderr:  # stdout carries the report alone
                 streams["stdout"] = sys.stderr.fileno()
-            env = dict(os.environ, BREAKSCAN_PARENT_PID=str(os.getpid()))
-            if limits.threads:
-                env.update({name: str(limits.threads) for name in _THREAD_VARIABLES})
-            child = subprocess.Popen(
-                [sys.executable, "-m", "breakscan.process.isolate", str(work)], **streams, env=env,
-                start_new_session=True, cwd=os.getcwd())
-            (work / "owner.json").write_text(json.dumps({"parent": os.getpid(),
-                                                         "child": child.pid}))
-            timed_out = False
-            interrupted = None
-            grace = min(_DUMP_GRACE_S, timeout / 10) if timeout else 0.0
-            try:
-                try:
-                    _wait(child, work, (timeout - grace) if timeout else None, on_stage,
-                          cancel)
-                except subprocess.TimeoutExpired:
-                    timed_out = _dump_stack_then_kill(child, grace)
-                    if timed_out:
-                        _ask_for_result(child, work)
-                except (KeyboardInterrupt, Interrupted) as exc:  # Ctrl-C, SIGTERM, SIGHUP
-                    interrupted = interrupt_signal(exc)
-                    _ask_for_result(child, work)
-            finally:
-                _kill_group(child)  # the whole group: inductor's compile workers outlive a child
+            child = _start_child(work, streams, limits.threads)
+            timed_out, interrupted = _supervise(child, work, limits.timeout, on_stage, cancel)
         return _outcome(target, work, child.returncode, timed_out=timed_out,
-                        timeout=timeout, seconds=time.monotonic() - started,
+                        timeout=limits.timeout, seconds=time.monotonic() - started,
                         interrupted=interrupted, returns=returns)
+
+
+def _start_child(work: Path, streams: dict[str, Any], threads: int | None) -> subprocess.Popen:
+    """The child on ``work``, in a session of its own, its id added to ``owner.json``."""
+    env = dict(os.environ, BREAKSCAN_PARENT_PID=str(os.getpid()))
+    if threads:
+        env.update({name: str(threads) for name in _THREAD_VARIABLES})
+    child = subprocess.Popen(
+        [sys.executable, "-m", CHILD_MODULE, str(work)], **streams, env=env,
+        start_new_session=True, cwd=os.getcwd())
+    (work / "owner.json").write_text(json.dumps({"parent": os.getpid(),
+                                                 "child": child.pid}))
+    return child
+
+
+def _supervise(child: subprocess.Popen, work: Path, timeout: float | None,
+               on_stage: Callable[[str], None] | None,
+               cancel: Cancel | None) -> tuple[bool, int | None]:
+    """Wait for the child until it ends, times out or is interrupted, then kill its group;
+    (timed out, the interrupting signal or None)."""
+    timed_out = False
+    interrupted = None
+    grace = min(_DUMP_GRACE_S, timeout / 10) if timeout else 0.0
+    try:
+        try:
+            _wait(child, work, (timeout - grace) if timeout else None, on_stage, cancel)
+        except subprocess.TimeoutExpired:
+            timed_out = _dump_stack_then_kill(child, grace)
+            if timed_out:
+                _ask_for_result(child, work)
+        except (KeyboardInterrupt, Interrupted) as exc:  # Ctrl-C, SIGTERM, SIGHUP
+            interrupted = interrupt_signal(exc)
+            _ask_for_result(child, work)
+    finally:
+        _kill_group(child)  # the whole group: inductor's compile workers outlive a child
+    return timed_out, interrupted
 
 
 def _wait(child: subprocess.Popen, work: Path, timeout: float | None,
@@ -302,108 +315,6 @@ def _outcome(target: str, work: Path, returncode: int, *, timed_out: bool,
                     detail=detail)
 
 
-# --- the child side ----------------------------------------------------------------------------
-
-
-class _Reporter:
-    """Writes stage events and partial results where the parent can read them after a crash."""
-
-    def __init__(self, work: Path):
-        self.work = work
-        self.events = open(work / "events.jsonl", "a", buffering=1, encoding="utf-8")
-        self._progress_at = 0.0
-
-    def emit(self, **event: Any) -> None:
-        self.events.write(json.dumps(event) + "\n")
-        self.events.flush()
-        os.fsync(self.events.fileno())
-
-    def save(self, result: Any) -> None:
-        from ..jsondata import dumps
-
-        tmp = self.work / "result.json.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(dumps(result))
-        os.replace(tmp, self.work / "result.json")
-
-    def stage(self, name: str, result: ScanResult | None) -> None:
-        if result is not None:
-            self.save(result)
-        self.emit(stage=name)
-        self._progress_at = 0.0
-
-    def progress(self, text: str) -> None:
-        """Progress within the current stage (for the live line only; never a stage, so a
-        stopped scan still names the stage): at most a few a second, and not synced to disk."""
-        now = time.monotonic()
-        if now - self._progress_at >= _PROGRESS_EVERY_S:
-            self._progress_at = now
-            self.events.write(json.dumps({"progress": text}) + "\n")
-            self.events.flush()
-
-
-_STOP_REPORTER: "_Reporter | None" = None
-_STOP_RESULT: Callable[[], Any] | None = None
-
-
-def when_stopped(build: Callable[[], Any] | None) -> None:
-    """Called by a job in the child: ``build()`` makes its result so far, saved when a timeout
-    or an interruption is about to kill the job (None: no longer). A no-op outside a child."""
-    global _STOP_RESULT
-    _STOP_RESULT = build
-    if build is not None and _STOP_REPORTER is not None:
-        _STOP_REPORTER.emit(snapshots=True)
-
-
-def _save_when_asked(signum: int, frame: Any) -> None:
-    """SIGUSR2 from the parent: save the job's result so far, then let it be killed."""
-    build, reporter = _STOP_RESULT, _STOP_REPORTER
-    if build is None or reporter is None:
-        return
-    try:
-        reporter.save(build())
-    except BaseException:  # noqa: BLE001 - the earlier partial result stays
-        pass
-    reporter.emit(snapshot=True)
-
-
-def _limit_memory(megabytes: int | None) -> None:
-    if not megabytes:
-        return
-    import resource
-
-    from .. import errors
-
-    limit = megabytes * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
-    errors.MEMORY_LIMIT_MB = megabytes
-
-
-PARENT_POLL_S = 0.5  # how often a child checks that the breakscan that started it still runs
-
-
-def _end_with_parent(parent: int) -> None:
-    """The child ends (with its whole group: inductor's compile workers) when its parent dies,
-    even by SIGKILL, which leaves the parent no chance to kill it: Linux's parent-death signal
-    at once, and a watcher thread within PARENT_POLL_S everywhere."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent:  # it died before the signal was asked for
-        os.killpg(0, signal.SIGKILL)
-
-    def watch() -> None:
-        while True:
-            time.sleep(PARENT_POLL_S)
-            if os.getppid() != parent:
-                os.killpg(0, signal.SIGKILL)
-
-    threading.Thread(target=watch, name="breakscan-parent-watch", daemon=True).start()
-
-
 def _remove_stale_work(root: str | None = None) -> None:
     """Remove the work folders of runs whose breakscan and child both died (SIGKILL leaves
     them): each holds ``owner.json`` with both process ids."""
@@ -427,57 +338,3 @@ def _alive(pid: int) -> bool:
     except OSError:
         return True  # it exists (another user's)
     return True
-
-
-def _child_main(work: Path) -> int:
-    import faulthandler
-
-    # This file runs as __main__; jobs import it as breakscan.process.isolate: keep the stop state there.
-    from breakscan.process import isolate as imported
-
-    parent = int(os.environ.get("BREAKSCAN_PARENT_PID") or 0)
-    if parent:
-        _end_with_parent(parent)
-
-    # Stacks go to a file of their own: a program run keeps the terminal's stderr.
-    stack_file = open(work / "stack", "w")
-    faulthandler.enable(file=stack_file, all_threads=True)
-    faulthandler.register(signal.SIGUSR1, file=stack_file, all_threads=True)
-    signal.signal(signal.SIGUSR2, imported._save_when_asked)
-    # Temporary folders of this scan (a fix's rewritten copy) live in the work folder, which
-    # the parent removes even when it had to kill this process.
-    os.environ["BREAKSCAN_WORK"] = str(work)
-    request = json.loads((work / "request.json").read_text())
-    reporter = imported._STOP_REPORTER = _Reporter(work)
-    try:
-        _limit_memory(request.get("memory_limit_mb"))
-        import importlib
-
-        module, _, function = request["job"].partition(":")
-        job = getattr(importlib.import_module(module), function)
-        result = job(request["request"], reporter.stage, reporter.progress)
-        reporter.save(result)
-    except BaseException as exc:  # noqa: BLE001 - everything becomes a one-line error
-        from ..errors import BreakscanError, describe
-
-        if isinstance(exc, BreakscanError):
-            message, code = str(exc), exc.exit_code
-        elif isinstance(exc, MemoryError):
-            from ..errors import memory_limit_note
-
-            message, code = f"ran out of memory{memory_limit_note()} (MemoryError)", \
-                EXIT_MODEL_FAILED
-        elif isinstance(exc, KeyboardInterrupt):
-            message, code = "interrupted", EXIT_MODEL_FAILED
-        else:
-            message = f"internal error in breakscan: {describe(exc)} (please report it; --debug " \
-                      "shows the traceback)"
-            code = EXIT_INTERNAL
-        reporter.emit(error=message, exit_code=code, traceback=traceback.format_exc())
-        return 0
-    reporter.emit(done=True)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_child_main(Path(sys.argv[1])))

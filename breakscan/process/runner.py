@@ -13,9 +13,7 @@ from ..errors import EXIT_GATE_FAILED, EXIT_MODEL_FAILED
 from ..gate import evaluate
 from ..options import GateOptions, Limits, ProgramOptions, ScanOptions
 from ..result import ModelRun
-
-SCAN_JOB = "breakscan.pipeline.scan:scan_job"
-PROGRAM_JOB = "breakscan.pipeline.scan:program_job"
+from .jobs import PROGRAM_JOB, SCAN_JOB
 
 
 def scan_isolated(target: str, options: ScanOptions, limits: Limits = Limits(), *,

@@ -6,8 +6,9 @@ from __future__ import annotations
 from ..analysis.categories import CATEGORIES
 from ..result import ModelRun
 from ..frames import repo_path
-from .terminal import printable
+from .literal import printable
 from .paths import recompile_location
+from .wording import check_text, recompile_reasons
 
 
 def _escape_data(text: str) -> str:
@@ -44,12 +45,12 @@ def to_github(runs: list[ModelRun]) -> str:
         for check in (gate.failed() if gate else []):
             if check.name == "compiles":
                 continue  # annotated above, at its line
-            summary = f"{run.target}: {check.name} {check.actual} > limit {check.limit}"
+            summary = f"{run.target}: {check_text(check)}"
             recompiles = run.result.recompiles.recompiles if check.name == "max_recompiles" \
                 and run.result.recompiles else []
             for rec in recompiles:  # each recompile at the guard's line (else the function's)
                 file, line = recompile_location(rec)
-                reasons = "; ".join(rec.reasons) or "guard failed"
+                reasons = recompile_reasons(rec)
                 where = f"file={_escape_property(file)},line={line}," \
                     if file and file != "?" and line and line >= 1 else ""
                 lines.append(f"::error {where}"

@@ -8,7 +8,6 @@ characters are shown as ``\\xNN`` first, as the terminal report does.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,11 +20,16 @@ from pygments.lexers import DiffLexer, PythonLexer
 from pygments.token import STANDARD_TYPES
 
 from ..analysis.categories import REGISTRY_URL
-from ..result import Comparison, Fix, ModelRun, ScanResult
+from ..result import Comparison, ModelRun, ScanResult
+from ..verdicts import Fix
 from ..rules import finding_status, rule_for
 from ..frames import display_path, is_user_file, source_allowed
-from .terminal import (COMPILE_ERROR_ADVICE, _ms, _scrubbed, calls_line, calls_text, count, fires_text, fix_numbers, noise_note, printable,
-                       runtime_line, settings_text, speed_line)
+from ..result import whole as count
+from .literal import printable, scrubbed
+from .wording import (COMPILE_ERROR_ADVICE, calls_line, calls_text, chain_step, compared_speedup,
+                      compared_timing, compared_total, fires_text, fix_numbers, gate_status,
+                      median_iqr, ms, noise_note, outputs_verdict, runtime_line, settings_text,
+                      speed_line)
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 GRAPH_COLOURS = 6  # CSS classes g0..g5 cycle over the graphs
@@ -58,7 +62,7 @@ def _environment() -> Environment:
                       autoescape=select_autoescape(["html", "j2", "html.j2"],
                                                    default_for_string=True, default=True),
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters["ms"] = lambda s: "-" if s is None else _ms(s)
+    env.filters["ms"] = lambda s: "-" if s is None else ms(s)
     env.filters["short"] = lambda p: display_path(p) if p else ""
     env.filters["finding_status"] = lambda f: finding_status(f.status, f.category)
     env.filters["noise_note"] = noise_note
@@ -205,7 +209,7 @@ def _timing_chart(result: ScanResult) -> dict[str, Any] | None:
         if timing is not None:
             m, q = timing.median_s, timing.iqr_s
             bars.append((name, m, max(0.0, m - q / 2) if q else None, m + q / 2 if q else None,
-                         f"{_ms(m)} ± {_ms(q)}", kind))
+                         median_iqr(timing), kind))
     return _bar_chart(bars)
 
 
@@ -215,7 +219,7 @@ def _ab_chart(fix: Fix) -> dict[str, Any] | None:
     if ab is None:
         return None
     return _bar_chart([(label, iv.value, iv.low, iv.high,
-                        f"{_ms(iv.value)} [{_ms(iv.low)}–{_ms(iv.high)}]", kind)
+                        f"{ms(iv.value)} [{ms(iv.low)}–{ms(iv.high)}]", kind)
                        for label, iv, kind in (("original (compiled)", ab.original, "compiled"),
                                                (f"fixed: {fix.fix_id}", ab.fixed, "fixed"))])
 
@@ -233,8 +237,7 @@ def _break_views(result: ScanResult, section: str,
                       "fires": fires_text(brk, result) if brk.fires_per_call is not None
                       else None,
                       "calls": calls_text(brk),
-                      "chain": [f"{f.function}() {os.path.basename(f.file)}:{f.line}"
-                                for f in brk.call_chain],
+                      "chain": [chain_step(f) for f in brk.call_chain],
                       "fixes": [_fix_view(f) for f in fixes]})
     return views, [f for f in result.fixes if id(f) not in used]
 
@@ -246,7 +249,7 @@ def _section(run: ModelRun, k: int) -> dict[str, Any]:
                             "detail": printable(run.detail) if run.detail else ""}
     if run.result is None:
         return view
-    result: ScanResult = _scrubbed(run.result)
+    result: ScanResult = scrubbed(run.result)
     sources, anchors = _source_views(result, anchor)
     breaks, other_fixes = _break_views(result, anchor, anchors)
     t = result.timings
@@ -273,44 +276,25 @@ def _status(run: ModelRun) -> str:
         return f"error (exit {run.exit_code})"
     if run.error is not None:
         return "partial"
-    gate = run.result.gate
-    status = "no gate" if gate is None else ("PASS" if gate.passed else "FAIL")
-    return status + (" (cached)" if run.cached else "")
+    return gate_status(run.result.gate) + (" (cached)" if run.cached else "")
 
 
 def _comparison_rows(comparison: Comparison) -> list[tuple[str, str, str]]:
     a, b = comparison.a.result, comparison.b.result
-
-    def timing(result: ScanResult | None, name: str) -> str:
-        value = getattr(result.timings, name, None) if result and result.timings else None
-        return f"{_ms(value.median_s)} ± {_ms(value.iqr_s)}" if value else "-"
-
-    def total(result: ScanResult | None, name: str) -> str:
-        return str(getattr(result.summary, name)) if result else "error"
-
-    rows = [("graphs", total(a, "graph_count"), total(b, "graph_count")),
-            ("root-cause breaks", total(a, "graph_break_count"), total(b, "graph_break_count")),
-            ("break records", total(a, "break_records"), total(b, "break_records")),
-            ("frames skipped", total(a, "frames_skipped"), total(b, "frames_skipped"))]
+    totals = [("graphs", "graph_count"), ("root-cause breaks", "graph_break_count"),
+              ("break records", "break_records"), ("frames skipped", "frames_skipped")]
     if (a and a.recompiles) or (b and b.recompiles):
-        rows.append(("recompiles", total(a, "recompile_count"), total(b, "recompile_count")))
-    rows += [("eager", timing(a, "eager"), timing(b, "eager")),
-             ("compiled", timing(a, "compiled"), timing(b, "compiled"))]
-    speed = [f"{r.timings.speedup:.2f}x" if r and r.timings and r.timings.speedup else "-"
-             for r in (a, b)]
-    rows.append(("speedup", speed[0], speed[1]))
+        totals.append(("recompiles", "recompile_count"))
+    rows = [(label, compared_total(a, name), compared_total(b, name)) for label, name in totals]
+    rows += [("eager", compared_timing(a, "eager"), compared_timing(b, "eager")),
+             ("compiled", compared_timing(a, "compiled"), compared_timing(b, "compiled")),
+             ("speedup", compared_speedup(a), compared_speedup(b))]
     return rows
 
 
 def _comparison_view(comparison: Comparison) -> dict[str, Any]:
     out = comparison.outputs
-    if out is None:
-        verdict, cls = comparison.note or "outputs not compared", "warn"
-    elif out.match:
-        shared = ", same weights" if comparison.weights_shared else ""
-        verdict, cls = f"outputs: B matches A (max abs error {out.max_abs_error:.2e}{shared})", "ok"
-    else:
-        verdict, cls = f"outputs: B DIFFERS from A: {out.message or ''}", "bad"
+    verdict, cls = outputs_verdict(comparison)
     return {"a": printable(comparison.a.target), "b": printable(comparison.b.target),
             "a_name": printable(comparison.a.target.rpartition(":")[2]),
             "b_name": printable(comparison.b.target.rpartition(":")[2]),

@@ -13,15 +13,17 @@ Imports no torch.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
-from ..analysis.analyse import analyse, python_version
+from ..analysis.analyse import analyse
 from ..errors import UsageError
 from ..frames import display_path, sources_within
-from ..analysis.impact import rank
-from ..pipeline.recompiles import program_recompiles
-from ..result import FrameMetric, GraphInfo, RankSummary, RawCapture, ScanResult
+from ..analysis.ranking import rank
+from ..analysis.recompiles import program_recompiles
+from ..records import FrameMetric, GraphInfo, RawCapture
+from ..result import RankSummary, ScanResult
 from .reader import MAX_RECORD_BYTES, RankTrace, read_rank, trace_files
 
 
@@ -62,12 +64,11 @@ def rank_result(trace: RankTrace) -> ScanResult:
         rec.rank = trace.rank
     found.summary.recompile_count = len(recompiles.recompiles)
     label = f"rank {trace.rank}" if trace.rank is not None else os.path.basename(trace.path)
-    result = ScanResult(
-        target=label, method="", torch_version=trace.torch_version or "unknown",
-        python_version=python_version(), device="", training=False, inputs=[],
-        summary=found.summary, explain=found.explain, graphs=graphs, breaks=found.breaks,
-        frames=found.frames, discrepancies=[], capture_seconds=0.0, recompiles=recompiles,
-        captured_call="every compile the job's trace recorded")
+    result = ScanResult.start(
+        label, dataclasses.replace(found, graphs=graphs, discrepancies=[]),
+        torch_version=trace.torch_version or "unknown",
+        captured_call="every compile the job's trace recorded", capture_seconds=0.0,
+        recompiles=recompiles)
     for brk in result.breaks:
         brk.ranks = [trace.rank] if trace.rank is not None else []
     rank(result)

@@ -1,0 +1,195 @@
+"""What the reader can do about each break, in words: the advice text, the
+``torch.compiler.disable``d function a break calls, and the patch that turns a module's
+constants kept in tensors into Python values.
+
+Advice never points at text that is not there: a break with no rule gets Dynamo's own hint or
+explanation, a break in a library how to keep it out of the compiled region without editing it.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+
+from . import categories
+from .roots import source_text
+from .skipped import enclosing_block
+from ..frames import Frame, is_torch_file, module_ast
+from ..records import RootBreak
+
+_GENERIC_HINTS = ("report an issue", "file an issue", "unlikely that Dynamo will ever",
+                  "graph break is fundamental", "Dynamo bug")
+
+
+_DISABLED_FN = re.compile(r"function `?<function (?P<name>[\w.<>]+) at")
+
+
+def disabled_function(item: RootBreak) -> Frame | None:
+    """The ``torch.compiler.disable``d function a break calls, where it is defined: Dynamo names
+    it in the explanation; its definition is looked up in the files on the break's path."""
+    m = _DISABLED_FN.search(item.explanation or "")
+    if m is None:
+        return None
+    qualname = m.group("name")
+    path = [p for p in qualname.split(".") if p != "<locals>"]
+    files = dict.fromkeys([item.file] + [f.file for f in reversed(item.call_chain)])
+    for exact in (True, False):  # Block.forward, not the first `forward` of the file
+        for file in files:
+            tree = module_ast(file)
+            node = _defined(tree, path) if exact and tree is not None else None
+            if not exact and tree is not None:
+                node = next((n for n in ast.walk(tree) if isinstance(
+                    n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == path[-1]), None)
+            if node is not None:
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                return Frame(file, first, qualname, source_text(file, first))
+    return Frame("", 0, qualname)
+
+
+def _defined(scope: ast.AST, path: list[str]) -> ast.AST | None:
+    """The class or function ``a.b.c`` defined in ``scope`` (nested functions skipped over)."""
+    if not path:
+        return scope
+    for node in ast.walk(scope):
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.name == path[0] and node is not scope:
+            found = _defined(node, path[1:])
+            if found is not None:
+                return found
+    return None
+
+
+def _disabled_advice(item: RootBreak) -> str:
+    fn = disabled_function(item)
+    if fn is None:
+        return categories.CATEGORIES["disabled_call"].suggestion
+    where = f" ({os.path.basename(fn.file)}:{fn.line})" if fn.file else ""
+    if fn.file and is_torch_file(fn.file):
+        return (f"`{fn.function}()`{where} is disabled by torch itself, on purpose: it runs "
+                "eagerly by design. Keep the call outside the compiled function, or accept the "
+                "split.")
+    return (f"`{fn.function}()`{where} is decorated with `torch.compiler.disable`: it runs "
+            "eagerly by design. Narrow the decorator to the part that cannot be traced, or "
+            "remove it.")
+
+
+def advice(item: RootBreak) -> str:
+    """What the reader can do about this break: never a pointer to text that is not there."""
+    category = item.root_category
+    skipped = _skipped_advice(item)
+    if category == "tensor_constant" and item.constants:
+        return " ".join(skipped + [_constant_advice(item)])
+    return " ".join(_sites_advice(item) + skipped + [_category_advice(item, category)] +
+                    _owner_advice(item, category))
+
+
+def _skipped_advice(item: RootBreak) -> list[str]:
+    """For a break that made Dynamo skip the function: what lets it compile again."""
+    if not item.frame_skipped:
+        return []
+    block = enclosing_block(item.file, item.line) if item.skip_kind == "whole_frame" else None
+    if item.skip_kind == "loop":
+        return ["Move the breaking call out of the loop (or fix it, below) so the function "
+                "compiles again."]
+    if block:
+        return [f"Move the breaking call out of the {block} block (or fix it, below) so the "
+                "function compiles again."]
+    return ["Fix the break itself (below) so Dynamo can trace the function again."]
+
+
+def _constant_advice(item: RootBreak) -> str:
+    """A module's constants kept in tensors: store them as Python values."""
+    names = ", ".join(f"self.{c.attr}" for c in item.constants)
+    where = ", ".join(sorted({f"{os.path.basename(c.file)}:{c.line}" for c in item.constants}))
+    return (f"A constant kept in a tensor: {names} of {item.constants[0].cls} "
+            f"(created at {where}) hold fixed values, and each of the "
+            f"{len(item.sites)} use(s) needs them on the host. Store them as Python "
+            "ints/floats" + (" where they are created." if item.owner == "user" else
+                             ": without editing the library, after building the "
+                             "model run:\n" + constant_patch(item)))
+
+
+def _category_advice(item: RootBreak, category: str) -> str:
+    """The advice of the break's rule, or what Dynamo says when no rule applies."""
+    inside = item.call_chain[-1] if item.call_chain else None
+    if category == "disabled_call":
+        return _disabled_advice(item)
+    if category == "explicit_break" and inside is not None and is_torch_file(inside.file):
+        # torch.optim's step() calls graph_break() itself (to keep no_grad for AOT autograd).
+        return (f"torch itself calls `torch._dynamo.graph_break()` here (in "
+                f"{inside.function}() of {os.path.basename(inside.file)}:{inside.line}), "
+                "on purpose: nothing in your code to remove. Keep the call outside the "
+                "compiled function (compile the model, run this step eagerly), or accept "
+                "the split and its returns to Python.")
+    if category != "other":
+        return categories.CATEGORIES[category].suggestion
+    return _dynamo_advice(item)
+
+
+def _dynamo_advice(item: RootBreak) -> str:
+    """A break no rule covers: Dynamo's own hint or explanation, else what it did."""
+    useful = [h for h in item.hints if not any(g in h for g in _GENERIC_HINTS)]
+    if useful:
+        return f"Dynamo's hint: {useful[0].rstrip('.')}."
+    if item.explanation:
+        return f"Dynamo: {item.explanation.splitlines()[0].rstrip('.')}."
+    if item.gb_type == "step_unsupported":
+        # explain's reason when Dynamo restarted after a failure further on and ended the
+        # graph at the last instruction it can resume from (symbolic_convert.step).
+        return (f"Dynamo ended the graph at {os.path.basename(item.file)}:{item.line} "
+                f"`{item.code}`, the last point in {item.function}() it can resume "
+                "from, because tracing further on failed (for a `with` statement: a "
+                "break inside its block); the break that failed is listed separately "
+                "when Dynamo logged one.")
+    return (f"Dynamo gives no reason beyond `{item.gb_type}`: it could not step "
+            f"the instruction at {os.path.basename(item.file)}:{item.line} "
+            f"`{item.code}` and ended the graph it was building there.")
+
+
+def _sites_advice(item: RootBreak) -> list[str]:
+    """For branches merged at the line that computed their value: make it a Python value."""
+    if item.sites and re.search(r"\b(np|numpy)\.", item.code):
+        return [f"The tested value comes from NumPy at {os.path.basename(item.file)}:"
+                f"{item.line}, which Dynamo traces as a tensor: compute it with plain "
+                "Python (e.g. the `math` module) when it does not depend on tensor data."]
+    if item.sites:
+        return [f"All {len(item.sites)} branch(es) test the value computed at "
+                f"{os.path.basename(item.file)}:{item.line}: make it a Python value "
+                "there if it does not depend on tensor data, or keep the branches as "
+                "tensor ops."]
+    return []
+
+
+def _owner_advice(item: RootBreak, category: str) -> list[str]:
+    """Not the user's code: how to keep it out without editing it; a break with no rule in the
+    user's code: how to make it one explicit break."""
+    if item.owner != "user":
+        if item.user_frame is not None:
+            f = item.user_frame
+            return [f"Not your code: without editing the library, wrap your call at "
+                    f"{os.path.basename(f.file)}:{f.line} (`{f.code}`) with "
+                    "`torch.compiler.disable` (one explicit break instead of this one), "
+                    "or change how you call it."]
+        return ["Not your code: decorate the calling function with "
+                "`torch.compiler.disable` to keep it out of the compiled region."]
+    if category == "other":
+        return [f"If it cannot change, decorate {item.function or 'the function'}() with "
+                "`torch.compiler.disable` (one explicit break instead)."]
+    return []
+
+
+def constant_patch(brk: RootBreak) -> str:
+    """The code a user runs after building the model: each constant as a Python value."""
+    by_class: dict[str, list[str]] = {}
+    for const in brk.constants:
+        by_class.setdefault(const.cls.rpartition(".")[2], []).append(const.attr)
+    lines = ["for module in model.modules():"]
+    for cls, attrs in by_class.items():
+        names = ", ".join(repr(a) for a in attrs) + ("," if len(attrs) == 1 else "")
+        lines += [f"    if type(module).__name__ == {cls!r}:",
+                  f"        for name in ({names}):",
+                  "            value = getattr(module, name).tolist()  # a Python int/float",
+                  "            delattr(module, name)  # a buffer: unregister it first",
+                  "            setattr(module, name, value)"]
+    return "\n".join(lines)

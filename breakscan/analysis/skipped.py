@@ -1,0 +1,152 @@
+"""How Dynamo fell back to eager at a break: the skip cause in Dynamo's own terms, the
+functions it skipped, and comprehensions that broke only because their parent was skipped.
+
+A break Dynamo cannot resume from makes it skip a whole function (a break in a loop, in a
+``try`` or ``with`` block) or run the rest of a function eagerly; the records and the
+compilation metrics say which, and this module words it.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+
+from .breaklog import original_name
+from .roots import Roots
+from ..frames import Frame, module_ast
+from ..records import BreakRecord, CompiledFrame, RootBreak
+
+_SKIPPED_FRAME = re.compile(r"frame skipped: (?P<fn>\S+) \((?P<file>.+) line (?P<line>\d+)\)")
+COMPREHENSIONS = ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>")
+
+
+def enclosing_block(file: str, line: int) -> str | None:
+    """``try`` or ``with`` when ``line`` sits inside such a block of its function, else None."""
+    tree = module_ast(file)
+    if tree is None:
+        return None
+    found = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(b.lineno <= line <= (b.end_lineno or b.lineno)
+                                             for b in node.body):
+            found = "try"
+        elif isinstance(node, ast.With) and node.lineno < line <= (node.end_lineno or 0) \
+                and found is None:
+            found = "with"
+    return found
+
+
+def mark_skipped(item: RootBreak, record: BreakRecord | None,
+                 metric: CompiledFrame | None = None) -> None:
+    """Record how Dynamo fell back to eager at this break, in the words of its own cause."""
+    kind = record.skip_kind if record is not None else "metrics"
+    where = _SKIPPED_FRAME.search(record.raw) if record is not None else None
+    fn = where.group("fn") if where else (metric.name if metric else item.function)
+    fn = original_name(fn or "the function") + "()"
+    if where and (where.group("file"), int(where.group("line"))) != (item.file, item.line):
+        fn += f" ({os.path.basename(where.group('file'))}:{where.group('line')})"
+    if kind == "rest_of_frame":
+        # Not a skipped frame: the function is compiled up to the break and the rest of it runs
+        # eagerly. The summary's "frames skipped" (Dynamo's own metrics) does not count it.
+        item.skip_cause = (f"Dynamo cannot resume after this break: it compiled {fn} up to the "
+                           "last resumable point before it and ran the rest of the function "
+                           "eagerly")
+        item.skip_kind = kind
+        return
+    item.skip_cause = _skip_cause(item, kind, fn, metric)
+    item.skip_kind = kind
+    if item.category != "frame_skipped":
+        item.cause_category = item.category
+        item.category = "frame_skipped"
+    item.frame_skipped = True
+    if record is not None:
+        item.wrapper_gb_id = item.wrapper_gb_id or record.wrapper_gb_id
+
+
+def _skip_cause(item: RootBreak, kind: str | None, fn: str,
+                metric: CompiledFrame | None) -> str:
+    """Why Dynamo skipped the whole function ``fn`` at this break."""
+    if kind == "loop":
+        return (f"the break is inside a for/while loop, where Dynamo cannot resume: it skipped "
+                f"the whole function {fn}, which ran eagerly")
+    if kind == "metrics":
+        reason = (metric.fail_reason or metric.fail_type or "") if metric else ""
+        return f"Dynamo skipped the whole function {fn} and ran it eagerly: {reason}".rstrip(": ")
+    block = enclosing_block(item.file, item.line)
+    inside = {"try": " (the break is inside a try block)",
+              "with": " (the break is inside a with block)"}.get(block or "", "")
+    return (f"Dynamo could not resume from this break{inside}: it skipped the whole "
+            f"function {fn}, which ran eagerly")
+
+
+def name_skipped_frames(items: list[RootBreak], frames: list[CompiledFrame]) -> None:
+    """Name the functions a non-resumable break made Dynamo skip, from its compilation metrics.
+
+    The log says only "Skipping the function"; the metrics rows say which functions fell back
+    (often wrappers above the break: a decorator whose call sits in a try block).
+    """
+    for item in items:
+        if item.skip_kind != "whole_frame":
+            continue
+        skipped = [f for f in frames if f.skipped and (f.fail_file, f.fail_line) ==
+                   (item.file, item.line)]
+        if not skipped:
+            continue
+        names = ", ".join(f"{original_name(f.name)}() "
+                          f"({os.path.basename(f.file)}:{f.first_line})" for f in skipped)
+        blocks = []
+        for f in skipped:  # where the skipped function's own line on the way sits in a block
+            for frame in item.call_chain:
+                if frame.file == f.file and frame.function == f.name:
+                    block = enclosing_block(frame.file, frame.line)
+                    if block:
+                        blocks.append(f"{os.path.basename(frame.file)}:{frame.line} is inside "
+                                      f"a {block} block")
+        inside = f" ({'; '.join(blocks)})" if blocks else ""
+        item.skip_cause = (f"Dynamo could not resume from this break{inside}: it skipped "
+                           f"{names}, which ran eagerly")
+
+
+def _enclosing_function(file: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The innermost ``def`` whose body holds ``line``."""
+    tree = module_ast(file)
+    found = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.lineno <= line <= (node.end_lineno or node.lineno):
+            if found is None or node.lineno >= found.lineno:
+                found = node
+    return found
+
+
+def fold_comprehensions(roots: Roots, frames: list[CompiledFrame]) -> None:
+    """A comprehension that broke only because its parent was skipped is a follow-on, not a
+    root cause.
+
+    On Python 3.11 a comprehension is a code object of its own. When a break makes Dynamo skip
+    the enclosing function, the comprehension runs as a frame of its own, Dynamo compiles it
+    alone (a compiled frame named ``<dictcomp>``…), and it can break there (a live
+    ``dict_keyiterator`` argument, GB4347) although it traces fine inlined in its parent. Such
+    a break is folded into the break that made Dynamo skip the parent.
+    """
+    for item in list(roots.items):
+        if item.function not in COMPREHENSIONS:
+            continue
+        alone = any(f.name == item.function and f.file == item.file and f.first_line ==
+                    item.line for f in frames)
+        parent = _enclosing_function(item.file, item.line)
+        if not alone or parent is None:
+            continue
+        first = min([parent.lineno] + [d.lineno for d in parent.decorator_list])
+        skipped = [f for f in frames if f.skipped and f.file == item.file and
+                   f.name.rpartition(".")[2] == parent.name and first <= f.first_line <=
+                   parent.lineno and f.fail_file and f.fail_line]
+        cause = next((roots.find(f.fail_file, f.fail_line) for f in skipped
+                      if roots.find(f.fail_file, f.fail_line) not in (None, item)), None)
+        if cause is None:
+            continue
+        cause.follow_on.append(Frame(item.file, item.line, item.function, item.code))
+        cause.records += item.records
+        cause.explain_reasons += item.explain_reasons
+        roots.items.remove(item)

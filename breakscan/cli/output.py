@@ -1,0 +1,162 @@
+"""Where a command's report goes: the console, stdout, ``-o FILE``, ``--html`` and the baseline.
+
+Every command writes through these helpers, so a file format, an output path that is a folder or
+one of the user's own source files, and the live status line behave the same in all of them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+from rich.console import Console
+
+from ..errors import UsageError
+from ..report.terminal import console as literal_console
+from .flags import OutputFormat
+
+
+def make_console() -> Console:
+    """A TTY gets its real width; a pipe or CI log gets 100 columns (rich's default is 80)."""
+    width = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS") or 100)
+    return literal_console(width=width)
+
+
+def emit(runs, fmt: OutputFormat, output: Optional[Path], *, quiet: bool, verbose: bool,
+         single: bool) -> None:
+    """Write the chosen format (stdout, or -o FILE plus the terminal summary)."""
+    from ..report import render_file_format
+    from ..report import terminal
+    from ..files import write_atomic
+
+    console = make_console()
+    if fmt is OutputFormat.terminal:
+        terminal.render_runs(runs, console, quiet=quiet, verbose=verbose)
+        return
+    text = render_file_format(runs, fmt.value, single=single)
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        write_atomic(output, text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {output}: {exc.strerror}") from None
+    terminal.render_runs(runs, console, quiet=True, verbose=False)
+    console.print(f"wrote {output}", highlight=False)
+
+
+def check_output(output: Optional[Path], fmt: OutputFormat) -> None:
+    """An ``-o`` that cannot be written fails before any scan runs."""
+    if output is not None and fmt is OutputFormat.terminal:
+        raise UsageError("--output needs a file format: add --format json (or html, junit, "
+                         "sarif, github, markdown)")
+    if output is not None and output.is_dir():
+        raise UsageError(f"--output {output} is a directory; name a file")
+    if output is not None and not output.parent.is_dir():  # known before any scan runs
+        raise UsageError(f"cannot write {output}: No such file or directory")
+
+
+def outputs(output: Optional[Path], html: Optional[Path] = None,
+            write_baseline: Optional[Path] = None) -> list[tuple[str, Optional[Path]]]:
+    """The files a command will write, each with the flag that named it."""
+    return [("-o", output), ("--html", html), ("--write-baseline", write_baseline)]
+
+
+def target_sources(*targets: str) -> list[str]:
+    """The files a target names (its own file; a module target's file), without importing."""
+    from ..sources import target_file
+
+    found = []
+    for target in targets:
+        try:
+            file = target_file(target)
+        except Exception:  # a malformed target fails later, with its own message
+            file = None
+        if file is not None:
+            found.append(str(file))
+    return found
+
+
+def result_sources(runs) -> list[str]:
+    """Every user file the finished results came from."""
+    from ..cache import source_files
+
+    found: list[str] = []
+    for run in runs:
+        if run.result is not None and not run.result.ranks and run.result.program is None:
+            found += sorted(source_files(run.target, run.result))
+    return found
+
+
+def save_baseline(path: Path, results) -> None:
+    """--write-baseline: the gate's file, or a one-line usage error."""
+    from ..gate import write_baseline
+
+    try:
+        write_baseline(path, results)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def report_one(run, output_format: OutputFormat, output: Optional[Path], html: Optional[Path],
+               write_baseline: Optional[Path], *, quiet: bool, verbose: bool) -> None:
+    """A single run's report (and baseline): what ``scan`` and ``run`` print and write."""
+    from ..files import refuse_over_sources
+
+    refuse_over_sources(outputs(output, html, write_baseline), result_sources([run]))
+
+    if write_baseline is not None and run.error is None:
+        save_baseline(write_baseline, [run.result])
+    if run.result is not None or output_format is not OutputFormat.terminal:
+        emit([run], output_format, output, quiet=quiet, verbose=verbose, single=True)
+    if html is not None:
+        write_html([run], html)
+    if write_baseline is not None and run.error is None:
+        make_console().print(f"wrote baseline {write_baseline}", highlight=False)
+
+
+def write_html(runs, path: Path, comparison=None) -> None:
+    """--html: the self-contained page, and a line on stderr saying where it went."""
+    from ..report.html import to_html
+    from ..files import write_atomic
+
+    if path.is_dir():
+        raise UsageError(f"--html {path} is a directory; name a file")
+    try:
+        write_atomic(path, to_html(runs, comparison=comparison))
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror}") from None
+    err = literal_console(stderr=True, soft_wrap=True)
+    err.print(f"breakscan: wrote HTML report {path}", markup=False)
+
+
+@contextlib.contextmanager
+def live_status(label: str, *, enabled: bool = True):
+    """A status line on stderr with the elapsed time, the current stage and the target (TTY
+    only); the target comes last, so a narrow terminal cuts it rather than the stage.
+
+    Yields the ``on_stage`` callback for :func:`breakscan.process.isolate.run_isolated`, or None when
+    stderr is not a terminal or the output is a file format: nothing then reaches stderr.
+    """
+    err = literal_console(stderr=True)
+    if not enabled or not err.is_terminal:
+        yield None
+        return
+    class Line:  # re-rendered on every refresh, so the elapsed time ticks
+        started = time.monotonic()
+        stage = "starting"
+
+        def __rich__(self) -> str:
+            return f"breakscan {time.monotonic() - self.started:.0f}s · {self.stage} · {label}"
+
+    line = Line()
+
+    def on_stage(name: str) -> None:
+        line.stage = name
+
+    with err.status(line, spinner="dots"):
+        yield on_stage

@@ -1,0 +1,33 @@
+"""``breakscan rules [RULE]``: the rule catalogue, or one rule with its example and fixes.
+
+Looks rules up in :mod:`breakscan.rules`; an unknown id is a usage error naming the known ones.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from ..errors import UsageError
+from .application import app
+from .exits import fail
+from .output import make_console
+
+
+@app.command()
+def rules(rule: Optional[str] = typer.Argument(None, help="A rule id (BS001), name or "
+                                               "category to explain.")) -> None:
+    """List the rule catalogue, or explain one rule with its example and fixes."""
+    from ..report import terminal
+    from ..rules import CATALOGUE, find_rule
+
+    console = make_console()
+    if rule is None:
+        terminal.render_rule_list(CATALOGUE, console)
+        return
+    found = find_rule(rule)
+    if found is None:
+        fail(UsageError(f"no rule {rule!r}; `breakscan rules` lists them "
+                        f"({', '.join(r.id for r in CATALOGUE)})"), False)
+    terminal.render_rule(found, console)

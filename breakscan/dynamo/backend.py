@@ -1,0 +1,127 @@
+"""How breakscan compiles what it scans, and counts what the compiled code runs.
+
+``compile_model`` compiles a model (or only one method of it, the way transformers users
+compile ``forward`` for ``generate``); ``CaptureBackend`` is the backend of a scan's one
+compiled model (explain's numbers, each graph's calls counted); ``python_calls`` counts the
+returns to Python between graphs (resume functions, skipped frames) at run time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import Any, Callable, Iterator
+
+import torch
+
+
+def compile_within(fn: Callable[..., Any], owner: Any, method: str,
+                   **options: Any) -> Callable[..., Any]:
+    """``fn`` run eagerly with only ``owner.method`` compiled (``torch.compile(**options)``).
+
+    How users compile a transformers model for ``generate``: ``model.forward =
+    torch.compile(model.forward)``, the decoding loop itself staying in Python.
+    """
+    compiled = torch.compile(getattr(owner, method), **options)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        had = method in vars(owner)
+        previous = vars(owner).get(method)
+        setattr(owner, method, compiled)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if had:
+                setattr(owner, method, previous)
+            else:
+                delattr(owner, method)
+
+    return call
+
+
+def compile_model(fn: Callable[..., Any], compile_only: tuple[Any, str] | None = None,
+                  **options: Any) -> Callable[..., Any]:
+    """``torch.compile(fn, **options)``, or only ``owner.method`` of ``compile_only=(owner,
+    method)`` while ``fn`` runs eagerly; empty ``options=`` is left out (it is not the same as
+    none to torch.compile, which refuses it next to ``mode``)."""
+    if not options.get("options"):
+        options.pop("options", None)
+    if compile_only is not None:
+        return compile_within(fn, *compile_only, **options)
+    return torch.compile(fn, **options)
+
+
+class CaptureBackend:
+    """The backend of a scan's one compiled model: explain's own graph-accumulating backend
+    over the eager backend (so its numbers are explain's), with each graph's calls counted."""
+
+    def __init__(self) -> None:
+        from torch._dynamo.backends.debugging import ExplainWithBackend
+
+        self.explain = ExplainWithBackend("eager")
+        self.calls: list[int] = []  # per graph, in compile order: how often it ran
+
+    def __call__(self, gm: Any, example_inputs: list[Any]) -> Callable[..., Any]:
+        compiled = self.explain(gm, example_inputs)
+        index = len(self.calls)
+        self.calls.append(0)
+
+        def counted(*args: Any) -> Any:
+            self.calls[index] += 1
+            return compiled(*args)
+
+        return counted
+
+    def mark(self) -> tuple[int, int, int]:
+        """Where the records stand now (graphs, break reasons, ops), for :meth:`output`."""
+        e = self.explain
+        return len(e.graphs), len(e.break_reasons), e.op_count
+
+    def output(self, since: tuple[int, int, int] = (0, 0, 0)) -> Any:
+        """explain's output for the graphs compiled after ``since`` (a copy: later compiles
+        do not change it). From the start, it is what ``torch._dynamo.explain`` returns."""
+        from torch._dynamo.backends.debugging import ExplainOutput
+
+        graphs, reasons, ops = since
+        e = self.explain
+        new = list(e.graphs[graphs:])
+        return ExplainOutput(new, len(new), len(new) - 1, list(e.break_reasons[reasons:]),
+                             e.op_count - ops)
+
+
+CodeKey = tuple[str, str, int]  # (co_name, co_filename, co_firstlineno)
+
+
+@contextlib.contextmanager
+def python_calls(wanted: Callable[[CodeKey], bool]) -> Iterator[dict[CodeKey, int]]:
+    """Count the Python-level calls of the code objects ``wanted`` accepts (sys.setprofile).
+
+    Dynamo runs a resume function's compiled code under the resume function's own code object,
+    and a frame it skipped as itself, so both are seen here: each call of a resume function is
+    one return to Python at a break, each call of a skipped frame one frame run eagerly.
+    """
+    counts: dict[CodeKey, int] = {}
+    # Keyed by identity: Dynamo's resume code for a break inside a comprehension keeps a dict
+    # among its constants, so hashing the code object raises "unhashable type: 'dict'".
+    seen: dict[int, tuple[Any, bool]] = {}
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event != "call":
+            return
+        code = frame.f_code
+        known = seen.get(id(code))
+        if known is None:
+            keep = wanted((code.co_name, code.co_filename, code.co_firstlineno))
+            seen[id(code)] = (code, keep)  # the reference keeps the id from being reused
+        else:
+            keep = known[1]
+        if keep:
+            key = (code.co_name, code.co_filename, code.co_firstlineno)
+            counts[key] = counts.get(key, 0) + 1
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        yield counts
+    finally:
+        sys.setprofile(previous)

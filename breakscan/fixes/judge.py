@@ -1,0 +1,114 @@
+"""The verdict on a fix: the numbers before and after it, and whether it is a real gain.
+
+A fix is only verified when its rescan in the child gave the same outputs, compiled, and made
+fewer graphs or fewer returns to Python per call (:func:`gained`); it is "slower" when its
+interleaved timing says so, "makes it worse" or "no effect" otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..result import FixedScan, ScanResult, whole
+from ..verdicts import Fix, FixMetrics
+
+
+def metrics(result: ScanResult, *, dynamic: bool = False) -> FixMetrics:
+    t = result.timings
+    recompiles = None
+    if result.recompiles is not None:
+        recompiles = (result.recompiles.dynamic_recompile_count if dynamic
+                      else len(result.recompiles.recompiles))
+    return FixMetrics(graph_count=result.summary.graph_count,
+                      breaks=result.summary.graph_break_count, recompiles=recompiles,
+                      compiled_s=t.compiled.median_s if t and t.compiled else None,
+                      speedup=t.speedup if t else None,
+                      graph_calls_per_call=result.summary.graph_calls_per_call,
+                      eager_gaps_per_call=result.summary.eager_gaps_per_call,
+                      frames_run_eagerly_per_call=result.summary.frames_run_eagerly_per_call)
+
+
+def gained(before: FixMetrics, after: FixMetrics) -> bool:
+    """A real gain: fewer graphs; per model call, fewer graph calls, returns to Python or frames
+    run eagerly; or fewer recompiles. Fewer break sites alone is not one (a break that only
+    moved a line down still splits the graph and still returns to Python)."""
+    def fewer(b: float | None, a: float | None) -> bool:
+        return b is not None and a is not None and a < b
+
+    return (after.graph_count < before.graph_count
+            or fewer(before.graph_calls_per_call, after.graph_calls_per_call)
+            or fewer(before.eager_gaps_per_call, after.eager_gaps_per_call)
+            or fewer(before.frames_run_eagerly_per_call, after.frames_run_eagerly_per_call)
+            or fewer(before.recompiles, after.recompiles))
+
+
+def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
+    """Fill in ``after`` and the verdict: same outputs and a real gain, or not verified."""
+    fix.after = metrics(fixed.result, dynamic=dynamic)
+    fix.after.speedup = None  # no eager-relative number from another process: see fix.ab
+    compiled = fixed.compiled_outputs
+    same = fixed.same_outputs
+    fix.outputs_match = same.match and (compiled is None or compiled.match)
+    fix.max_abs_error = same.max_abs_error
+    before, after = fix.before, fix.after
+    failed = fixed.compile_error or (fixed.result.compile_error.message
+                                     if fixed.result.compile_error else None)
+    if failed:
+        fix.status = "breaks compilation"
+        fix.reason = f"breaks compilation: torch.compile fails with it: {failed}"
+        fix.after = None  # no graph was made: "22 -> 0 graphs" would read as a gain
+    elif not same.match:
+        fix.status = "changes outputs"
+        fix.reason = f"outputs differ from the original model: {same.message}"
+        if "(changes training semantics)" in fix.title:  # expected of such a switch
+            fix.reason = ("changes training semantics, so the outputs differ (expected when "
+                          f"this switch is off): {fix_numbers_text(before, after)}")
+    elif compiled is not None and not compiled.match:
+        fix.status = "changes outputs"
+        fix.reason = f"compiled outputs differ from eager with the fix: {compiled.message}"
+    elif not gained(before, after):
+        fix.status = "makes it worse" if worse(before, after) else "no effect"
+        fix.reason = (f"{fix.status}: graphs {before.graph_count} -> {after.graph_count}; per "
+                      f"call, graph calls {whole(before.graph_calls_per_call)} -> "
+                      f"{whole(after.graph_calls_per_call)}, returns to Python "
+                      f"{whole(before.eager_gaps_per_call)} -> "
+                      f"{whole(after.eager_gaps_per_call)}"
+                      + (f"; recompiles {before.recompiles} -> {after.recompiles}"
+                         if before.recompiles is not None or after.recompiles is not None
+                         else "")
+                      + f" (breaks {before.breaks} -> {after.breaks}: fewer break sites alone "
+                        "is no gain)")
+    else:
+        fix.status = "verified"
+    if fix.after is None:  # nothing compiled with it: no numbers, no timing
+        pass
+    elif fixed.ab is not None:  # both latencies from one process, never one from each
+        fix.ab = fixed.ab
+        fix.before = replace(before, compiled_s=fixed.ab.original.value)
+        fix.after.compiled_s = fixed.ab.fixed.value
+        if fix.status == "verified" and fixed.ab.verdict == "slower":
+            fix.status = "slower"
+            what = "removes the break" if after.breaks < before.breaks else \
+                "fewer graphs or returns to Python"
+            fix.reason = f"{what} · {1 / fixed.ab.speedup.value:.2f}× slower: no gain"
+    else:
+        fix.after.compiled_s = None
+    fix.verified = fix.status == "verified"
+
+
+def fix_numbers_text(before: FixMetrics, after: FixMetrics) -> str:
+    return (f"graphs {before.graph_count} -> {after.graph_count}, graph calls per call "
+            f"{whole(before.graph_calls_per_call)} -> {whole(after.graph_calls_per_call)}")
+
+
+def worse(before: FixMetrics, after: FixMetrics) -> bool:
+    """More graphs, or per call more graph calls, returns to Python, frames run eagerly, or
+    more recompiles (a Dynamo-hinted setting can do that: 3 -> 4 graphs was seen)."""
+    def more(b: float | None, a: float | None) -> bool:
+        return b is not None and a is not None and a > b
+
+    return (after.graph_count > before.graph_count
+            or more(before.graph_calls_per_call, after.graph_calls_per_call)
+            or more(before.eager_gaps_per_call, after.eager_gaps_per_call)
+            or more(before.frames_run_eagerly_per_call, after.frames_run_eagerly_per_call)
+            or more(before.recompiles, after.recompiles))

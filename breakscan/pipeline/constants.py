@@ -1,0 +1,118 @@
+"""The constants a model's own module classes keep in tensors (``module_constants``): 0-d values
+and short integer vectors in buffers, frozen parameters and tensor attributes, with the line
+that creates each. Read before the first call (a call may change them) and again after, so
+``analyse`` can name the constant behind a break instead of the line that reads it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from ..records import ModuleConstant
+
+MAX_CONSTANT_ELEMENTS = 8  # "a handful of integers": a kernel size, strides, paddings
+
+
+def module_constants(model: nn.Module) -> list[ModuleConstant]:
+    """The constants the model's own module classes keep in tensors (buffers, parameters that
+    do not train, plain tensor attributes): 0-d values and short integer vectors. torch's own
+    modules are left out (a BatchNorm's step counter is state, not a constant)."""
+    from ..frames import is_torch_file
+    found: dict[tuple[str, str, str], ModuleConstant] = {}
+    for module in model.modules():
+        cls = type(module)
+        try:
+            file = inspect.getsourcefile(cls)
+        except TypeError:
+            file = None
+        if file is None or is_torch_file(file):
+            continue
+        params = dict(module.named_parameters(recurse=False))
+        buffers = dict(module.named_buffers(recurse=False))
+        plain = {k: v for k, v in vars(module).items() if isinstance(v, torch.Tensor)}
+        for kind, tensors in (("buffer", buffers), ("parameter", params), ("attribute", plain)):
+            for name, tensor in tensors.items():
+                try:
+                    value = _constant_value(tensor)
+                except Exception:  # a lazy module's uninitialized buffer, a tensor subclass
+                    continue
+                if value is None:
+                    continue
+                key = (file, cls.__qualname__, name)
+                if key in found:
+                    found[key].instances += 1
+                    continue
+                where = _created_at(cls, name)
+                found[key] = ModuleConstant(
+                    file=where[0] if where else file, cls=cls.__qualname__, attr=name,
+                    kind=kind, value=value, line=where[1] if where else None,
+                    code=where[2] if where else "",
+                    classes=[c.__name__ for c in cls.__mro__ if c.__module__ and
+                             c.__module__ != "torch" and
+                             not c.__module__.startswith("torch.")])
+    return list(found.values())
+
+
+def _constant_value(tensor: torch.Tensor) -> Any:
+    """The Python value of a tensor that holds a constant, else None."""
+    if tensor.requires_grad or tensor.device.type == "meta" or tensor.is_complex():
+        return None
+    if tensor.dim() == 0:
+        return tensor.item()
+    if tensor.dim() == 1 and tensor.numel() <= MAX_CONSTANT_ELEMENTS and \
+            not tensor.is_floating_point():
+        return tensor.tolist()
+    return None
+
+
+def _created_at(cls: type, name: str) -> tuple[str, int, str] | None:
+    """Where ``self.<name>`` is created: the first ``self.<name> = …``,
+    ``self.register_buffer("<name>", …)`` or ``register_parameter`` in the class or the first
+    base class (in method resolution order) that has one; ``__init__`` first."""
+    import ast
+
+    from ..frames import module_ast
+
+    for owner in cls.__mro__:
+        try:
+            file = inspect.getsourcefile(owner)
+        except TypeError:
+            continue
+        tree = module_ast(file) if file else None
+        node = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and
+                     n.name == owner.__name__), None) if tree is not None else None
+        if node is None:
+            continue
+        methods = sorted((m for m in node.body if isinstance(m, (ast.FunctionDef,
+                                                                  ast.AsyncFunctionDef))),
+                         key=lambda m: (m.name != "__init__", m.lineno))
+        for method in methods:
+            for stmt in ast.walk(method):
+                if _creates(stmt, name):
+                    lines = Path(file).read_text(encoding="utf-8").splitlines()
+                    return file, stmt.lineno, lines[stmt.lineno - 1].strip()
+    return None
+
+
+def _creates(node: Any, name: str) -> bool:
+    import ast
+
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return any(isinstance(t, ast.Attribute) and t.attr == name and
+                   isinstance(t.value, ast.Name) and t.value.id == "self" for t in targets)
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        call = node.value
+        func = call.func
+        registers = isinstance(func, ast.Attribute) and func.attr in (
+            "register_buffer", "register_parameter") or (
+            isinstance(func, ast.Name) and func.id == "setattr" and len(call.args) >= 2)
+        args = call.args[1:] if isinstance(func, ast.Name) else call.args
+        return registers and bool(args) and isinstance(args[0], ast.Constant) and \
+            args[0].value == name
+    return False

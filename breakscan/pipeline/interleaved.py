@@ -1,0 +1,153 @@
+"""Two compiled models timed against each other in one process (the same-process A/B): a fix's
+original and fixed model (``--fix``), or ``breakscan compare``'s A and B.
+
+Both are compiled here and timed in alternating blocks with the same inputs and thread count,
+the order within a pair alternating so a drift of the machine falls on both; the speedup comes
+with its bootstrap interval and verdict (``stats``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from ..dynamo.backend import compile_model
+from ..dynamo.session import dynamo_session
+from ..errors import describe
+from ..stats import median_interval, speedup_interval, spread, verdict
+from ..verdicts import ABTiming, Correctness
+from .call import synchronize
+from .measure import NOISE, WARMUP_CALLS, OnProgress, compare_outputs, short_error
+
+AB_MIN_BLOCKS = 10  # block pairs, at least, whatever the time budget
+AB_BLOCK_S = 0.01  # the faster model's block runs at least this long (calls calibrated to it)
+
+
+@dataclass
+class Variant:
+    """One side of a before/after timing: a callable, its inputs and how it is compiled."""
+
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    compile_only: tuple[Any, str] | None = None
+    dynamic: bool | None = None
+    config: dict[str, Any] = field(default_factory=dict)  # torch._dynamo.config while compiled
+
+    def compiled(self, device: torch.device, **options: Any) -> Callable[[], Any]:
+        """The compiled model bound to its inputs (call it within :meth:`context`)."""
+        target = compile_model(self.fn, self.compile_only, dynamic=self.dynamic, **options)
+
+        def call() -> Any:
+            out = target(*self.args, **self.kwargs)
+            synchronize(device)
+            return out
+        return call
+
+    def context(self, training: bool) -> contextlib.ExitStack:
+        """Its Dynamo config and grad mode, entered once per timed block, not per call."""
+        import torch._dynamo.config as dynamo_config
+
+        stack = contextlib.ExitStack()
+        stack.enter_context(dynamo_config.patch(**self.config))
+        stack.enter_context(contextlib.nullcontext() if training else torch.no_grad())
+        return stack
+
+
+def _block(call: Callable[[], Any], number: int, context: contextlib.ExitStack) -> float:
+    with context:
+        start = time.perf_counter()
+        for _ in range(number):
+            call()
+        return (time.perf_counter() - start) / number
+
+
+def _compile_both(variants: tuple[Variant, Variant], device: torch.device, training: bool,
+                  stage: Callable[[str], None], **options: Any
+                  ) -> tuple[list[Callable[[], Any]], Any, str | None]:
+    """Each variant compiled and called once: (the bound calls, the fixed model's output, why
+    one did not compile)."""
+    calls = []
+    out = None
+    for label, variant in zip(("original", "fixed"), variants):
+        stage(f"compile ({options['backend']}, {label})")
+        torch.manual_seed(0)
+        try:
+            call = variant.compiled(device, **options)
+            with variant.context(training):
+                out = call()
+        except Exception as exc:
+            return [], None, short_error(f"the {label} model did not compile: {describe(exc)}")
+        calls.append(call)
+    return calls, out, None
+
+
+def _alternate(block: Callable[[int, int], float], max_run_time: float,
+               on_progress: OnProgress | None) -> tuple[list[float], list[float], int]:
+    """Blocks of both models, pair after pair, the order alternating: (original's seconds per
+    call, fixed's, calls per block)."""
+    for k in (0, 1):
+        block(k, WARMUP_CALLS)
+    # Blocks of the faster model last at least AB_BLOCK_S: short blocks are noisy.
+    fastest = min(block(k, 1) for k in (0, 1))
+    number = max(1, math.ceil(AB_BLOCK_S / max(fastest, 1e-9)))
+    before: list[float] = []
+    after: list[float] = []
+    budget, start = 2 * max_run_time, time.perf_counter()
+    while len(before) < AB_MIN_BLOCKS or time.perf_counter() - start < budget:
+        if len(before) % 2 == 0:
+            before.append(block(0, number))
+            after.append(block(1, number))
+        else:
+            after.append(block(1, number))
+            before.append(block(0, number))
+        if on_progress is not None:
+            spent = min(time.perf_counter() - start, budget)
+            on_progress(f"{len(before)} block pairs, {spent:.1f}/{budget:g} s")
+    return before, after, number
+
+
+def time_interleaved(original: Variant, fixed: Variant, *, device: torch.device,
+                     training: bool, backend: str = "inductor", mode: str | None = None,
+                     threads: int = 1, max_run_time: float = 2.0, expected: Any = None,
+                     compile_options: dict[str, Any] | None = None,
+                     on_stage: Callable[[str], None] | None = None,
+                     on_progress: OnProgress | None = None
+                     ) -> tuple[ABTiming | None, Correctness | None, str | None]:
+    """Compile both models in this process and time them in alternating blocks.
+
+    Returns (the A/B timing, the fixed model's compiled outputs vs ``expected``, why it could
+    not be timed). Same inputs, same thread count, the order within a pair alternating so a
+    drift of the machine falls on both; at least ``AB_MIN_BLOCKS`` pairs, then until
+    ``2 × max_run_time`` is spent.
+    """
+    stage = on_stage or (lambda name: None)
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)  # before compiling: inductor bakes the count in
+    try:
+        with dynamo_session(training=training):
+            variants = (original, fixed)
+            calls, out, why = _compile_both(variants, device, training, stage, backend=backend,
+                                            mode=mode, options=compile_options)
+            if why is not None:
+                return None, None, why
+            correctness = compare_outputs(expected, out) if expected is not None else None
+            stage("timing (original and fixed, interleaved)")
+
+            def block(k: int, number: int) -> float:
+                return _block(calls[k], number, variants[k].context(training))
+
+            before, after, number = _alternate(block, max_run_time, on_progress)
+    finally:
+        torch.set_num_threads(previous_threads)
+    speedup = speedup_interval(before, after)
+    return ABTiming(original=median_interval(before), fixed=median_interval(after),
+                    speedup=speedup, verdict=verdict(speedup),
+                    blocks=len(before), calls_per_block=number, threads=threads,
+                    backend=backend,
+                    noisy=spread(before) > NOISE or spread(after) > NOISE), correctness, None

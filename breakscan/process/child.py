@@ -1,0 +1,179 @@
+"""The child's side of an isolated job: runs it, reports its stages, saves what it has found.
+
+Started as ``python -m breakscan.process.child <work folder>`` by
+:func:`breakscan.process.isolate.run_isolated`. It reads the request, imports the job it names
+(``module:function``; this module knows no job type) and calls it, writing each stage, its
+progress and the result so far into the work folder, where the parent reads them after a
+timeout or a crash. A job can register how to build its result so far (:func:`when_stopped`),
+saved when the parent asks (SIGUSR2) before it kills the child. The child ends with its parent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import EXIT_INTERNAL, EXIT_MODEL_FAILED
+from ..result import ScanResult
+
+_PROGRESS_EVERY_S = 0.25  # the live line reads progress events this often, at most
+
+
+class _Reporter:
+    """Writes stage events and partial results where the parent can read them after a crash."""
+
+    def __init__(self, work: Path):
+        self.work = work
+        self.events = open(work / "events.jsonl", "a", buffering=1, encoding="utf-8")
+        self._progress_at = 0.0
+
+    def emit(self, **event: Any) -> None:
+        self.events.write(json.dumps(event) + "\n")
+        self.events.flush()
+        os.fsync(self.events.fileno())
+
+    def save(self, result: Any) -> None:
+        from ..jsondata import dumps
+
+        tmp = self.work / "result.json.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(dumps(result))
+        os.replace(tmp, self.work / "result.json")
+
+    def stage(self, name: str, result: ScanResult | None) -> None:
+        if result is not None:
+            self.save(result)
+        self.emit(stage=name)
+        self._progress_at = 0.0
+
+    def progress(self, text: str) -> None:
+        """Progress within the current stage (for the live line only; never a stage, so a
+        stopped scan still names the stage): at most a few a second, and not synced to disk."""
+        now = time.monotonic()
+        if now - self._progress_at >= _PROGRESS_EVERY_S:
+            self._progress_at = now
+            self.events.write(json.dumps({"progress": text}) + "\n")
+            self.events.flush()
+
+
+_STOP_REPORTER: "_Reporter | None" = None
+_STOP_RESULT: Callable[[], Any] | None = None
+
+
+def when_stopped(build: Callable[[], Any] | None) -> None:
+    """Called by a job in the child: ``build()`` makes its result so far, saved when a timeout
+    or an interruption is about to kill the job (None: no longer). A no-op outside a child."""
+    global _STOP_RESULT
+    _STOP_RESULT = build
+    if build is not None and _STOP_REPORTER is not None:
+        _STOP_REPORTER.emit(snapshots=True)
+
+
+def _save_when_asked(signum: int, frame: Any) -> None:
+    """SIGUSR2 from the parent: save the job's result so far, then let it be killed."""
+    build, reporter = _STOP_RESULT, _STOP_REPORTER
+    if build is None or reporter is None:
+        return
+    try:
+        reporter.save(build())
+    except BaseException:  # noqa: BLE001 - the earlier partial result stays
+        pass
+    reporter.emit(snapshot=True)
+
+
+def _limit_memory(megabytes: int | None) -> None:
+    if not megabytes:
+        return
+    import resource
+
+    from .. import errors
+
+    limit = megabytes * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+    errors.MEMORY_LIMIT_MB = megabytes
+
+
+PARENT_POLL_S = 0.5  # how often a child checks that the breakscan that started it still runs
+
+
+def _end_with_parent(parent: int) -> None:
+    """The child ends (with its whole group: inductor's compile workers) when its parent dies,
+    even by SIGKILL, which leaves the parent no chance to kill it: Linux's parent-death signal
+    at once, and a watcher thread within PARENT_POLL_S everywhere."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # it died before the signal was asked for
+        os.killpg(0, signal.SIGKILL)
+
+    def watch() -> None:
+        while True:
+            time.sleep(PARENT_POLL_S)
+            if os.getppid() != parent:
+                os.killpg(0, signal.SIGKILL)
+
+    threading.Thread(target=watch, name="breakscan-parent-watch", daemon=True).start()
+
+
+def _child_main(work: Path) -> int:
+    import faulthandler
+
+    # This file runs as __main__; jobs import it as breakscan.process.child: keep the stop state there.
+    from breakscan.process import child as imported
+
+    parent = int(os.environ.get("BREAKSCAN_PARENT_PID") or 0)
+    if parent:
+        _end_with_parent(parent)
+
+    # Stacks go to a file of their own: a program run keeps the terminal's stderr.
+    stack_file = open(work / "stack", "w")
+    faulthandler.enable(file=stack_file, all_threads=True)
+    faulthandler.register(signal.SIGUSR1, file=stack_file, all_threads=True)
+    signal.signal(signal.SIGUSR2, imported._save_when_asked)
+    # Temporary folders of this scan (a fix's rewritten copy) live in the work folder, which
+    # the parent removes even when it had to kill this process.
+    os.environ["BREAKSCAN_WORK"] = str(work)
+    request = json.loads((work / "request.json").read_text())
+    reporter = imported._STOP_REPORTER = _Reporter(work)
+    try:
+        _limit_memory(request.get("memory_limit_mb"))
+        import importlib
+
+        module, _, function = request["job"].partition(":")
+        job = getattr(importlib.import_module(module), function)
+        result = job(request["request"], reporter.stage, reporter.progress)
+        reporter.save(result)
+    except BaseException as exc:  # noqa: BLE001 - everything becomes a one-line error
+        from ..errors import BreakscanError, describe
+
+        if isinstance(exc, BreakscanError):
+            message, code = str(exc), exc.exit_code
+        elif isinstance(exc, MemoryError):
+            from ..errors import memory_limit_note
+
+            message, code = f"ran out of memory{memory_limit_note()} (MemoryError)", \
+                EXIT_MODEL_FAILED
+        elif isinstance(exc, KeyboardInterrupt):
+            message, code = "interrupted", EXIT_MODEL_FAILED
+        else:
+            message = f"internal error in breakscan: {describe(exc)} (please report it; --debug " \
+                      "shows the traceback)"
+            code = EXIT_INTERNAL
+        reporter.emit(error=message, exit_code=code, traceback=traceback.format_exc())
+        return 0
+    reporter.emit(done=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child_main(Path(sys.argv[1])))

@@ -1,0 +1,54 @@
+"""The terminal report's fixes (``--fix``): each proposed fix with its verdict, its before/after
+numbers, its same-process timing and its diff, then the breaks no fix was proposed for."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.padding import Padding
+from rich.syntax import Syntax
+from rich.text import Text
+
+from ..frames import display_path
+from ..result import ScanResult
+from ..verdicts import Fix
+from .wording import fix_numbers, speed_line
+
+FIX_STYLE = {"verified": "bold green", "breaks compilation": "bold red",
+             "makes it worse": "bold red", "changes outputs": "bold red", "not tried": "dim"}
+AB_STYLE = {"faster": "green", "slower": "bold yellow"}  # a same-process timing's verdict
+
+
+def print_fixes(result: ScanResult, console: Console) -> None:
+    console.print(Text("Fixes (each verified in a fresh process: same weights and inputs, "
+                       "rescanned, run eager and compiled; a verified fix is timed against the "
+                       "original in that process, interleaved)", style="bold"))
+    for fix in result.fixes:
+        _print_fix(fix, console)
+    for line in result.unfixed:
+        console.print(Text(f"  {line}", style="yellow"))
+
+
+def _print_fix(fix: Fix, console: Console) -> None:
+    where = f"  {display_path(fix.file)}:{fix.line}" if fix.file else ""
+    head = Text(f"  {fix.status.upper()}", style=FIX_STYLE.get(fix.status, "bold yellow"))
+    title = "" if fix.title == fix.fix_id else f": {fix.title}"  # never the id twice
+    head.append(f"  {fix.rule} {fix.fix_id}{where}{title}")
+    console.print(head)
+    numbers = fix_numbers(fix)
+    if numbers:
+        match = "" if fix.outputs_match is None else (
+            " · outputs match" if fix.outputs_match else " · OUTPUTS DIFFER")
+        console.print(Text(f"    {numbers}{match}", style="green" if fix.verified else ""))
+    speed = speed_line(fix)
+    if speed:
+        console.print(Text(f"    {speed}", style=AB_STYLE.get(fix.ab.verdict, "")))
+    if fix.reason:
+        console.print(Text(f"    {fix.reason}", style="yellow"))
+    if fix.setting and fix.kind in ("setting", "switch", "constants"):
+        console.print(Padding(Text(fix.setting, style="cyan"), (0, 0, 0, 4)))
+    if fix.diff:
+        console.print(Padding(Syntax(fix.diff.rstrip("\n"), "diff", theme="ansi_dark",
+                                     word_wrap=True), (0, 0, 0, 4)))
+    if fix.written:
+        console.print(Text(f"    written to {display_path(fix.file)} (backup "
+                           f"{display_path(fix.backup)})", style="bold green"))

@@ -1,0 +1,241 @@
+"""The reports' shared wording: each sentence or phrase more than one reporter builds.
+
+The terminal, HTML, GitHub/Markdown and SARIF reports say the same things about a break, a
+timing, a fix or a comparison; written once here, they cannot drift apart. Plain strings only:
+each reporter adds its own styling, escaping and layout.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+from ..frames import Frame
+from ..records import Recompile, RootBreak
+from ..result import Comparison, ScanResult
+from ..result import whole as count
+from ..verdicts import Check, Fix, GateResult, Timing
+
+COMPILE_ERROR_ADVICE = (
+    "The eager model runs; the compiled one raises on every call, so nothing of it runs "
+    "compiled (this is not a graph break: no frame falls back to eager). Change this line so "
+    "Dynamo can trace it (the explanation says what it could not do), or keep the function "
+    "that holds it out of the compiled region with `torch.compiler.disable`. Reproduce with "
+    "`torch.compile(model, backend=\"eager\")(...)`.")
+
+CALLS_TEXT = {
+    "first_only": "first call only: a later call of the same model does not break here (a "
+                  "one-time Python path: lazy init, a hook or warning issued once)",
+    "later_only": "later calls only: the first call does not break here, a later call does "
+                  "(not counted by the gate, which judges the first call)",
+}
+KEPT_SPLIT_TEXT = ("first call only, but its split stays: later calls do not take this path, "
+                   "yet the code Dynamo compiled around it on the first call is reused, so "
+                   "every call still returns to Python here ({fires} per call). Call the model "
+                   "once before torch.compile (or move the one-time work to __init__) and the "
+                   "compiled code has no split")
+
+
+def plural(value: float | None, noun: str) -> str:
+    """'1 graph call', '2 graph calls', '2.5 returns' (per-call averages read as counts)."""
+    return f"{count(value)} {noun}{'' if value == 1 else 's'}"
+
+
+def ms(seconds: float | None) -> str:
+    """A duration in the unit that reads best: µs, ms or s."""
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} µs"
+    return f"{seconds * 1e3:.2f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def median_iqr(timing: Timing) -> str:
+    """'812.3 µs ± 10.1 µs': a timing's median and its interquartile range."""
+    return f"{ms(timing.median_s)} ± {ms(timing.iqr_s)}"
+
+
+def chain_step(frame: Frame) -> str:
+    """One step of a call chain: 'forward() model.py:12'."""
+    return f"{frame.function}() {os.path.basename(frame.file)}:{frame.line}"
+
+
+def check_text(check: Check) -> str:
+    """A failed gate check: 'max_breaks 2 > limit 0'."""
+    return f"{check.name} {check.actual} > limit {check.limit}"
+
+
+def gate_status(gate: GateResult | None) -> str:
+    """'PASS', 'FAIL', or 'no gate' when no limit was set."""
+    return "no gate" if gate is None else ("PASS" if gate.passed else "FAIL")
+
+
+def recompile_reasons(rec: Recompile) -> str:
+    """Why a frame was compiled again: its failed guards, one after another."""
+    return "; ".join(rec.reasons) or "guard failed"
+
+
+def calls_text(brk: RootBreak) -> str | None:
+    """Which calls hit a break, when not every call (None)."""
+    if brk.calls == "first_only" and brk.fires_per_call:
+        return KEPT_SPLIT_TEXT.format(fires=count(brk.fires_per_call))
+    return CALLS_TEXT.get(brk.calls)
+
+
+def fires_text(brk: RootBreak, result: ScanResult) -> str:
+    """'fires 24× per call' / 'costs 41.0 µs of 96.0 µs per call, 24×' (with --time) /
+    'fired 20 times over the run, 4× per call of its region' (breakscan run)."""
+    fires = f"{count(brk.fires_per_call)}×" if brk.fires_per_call is not None else "?×"
+    if result.kind == "program" and brk.fires is not None:
+        return f"fired {plural(brk.fires, 'time')} over the run, {fires} per call of its region"
+    if result.kind == "trace":
+        return f"on rank(s) {', '.join(map(str, brk.ranks))}"
+    t = result.timings
+    if brk.cost_s_per_call is not None and t is not None and t.outside_s_per_call:
+        call = f" of a {ms(t.compiled.median_s)} call" if t.compiled else ""
+        text = (f"costs {ms(brk.cost_s_per_call)} of the {ms(t.outside_s_per_call)} per call "
+                f"spent outside compiled graphs{call}, {fires}")
+        if brk.compile_cost_s:
+            text += f"; its extra frames took {ms(brk.compile_cost_s)} to compile"
+        return text
+    return f"fires {fires} per call"
+
+
+def settings_text(result: ScanResult) -> str:
+    """The torch.compile settings the scan ran with, in the words users write them."""
+    c = result.compile_settings or {}
+    dynamic = {True: "True", False: "False"}.get(c.get("dynamic"), "None (torch's default)")
+    text = f"torch.compile settings: dynamic={dynamic} for the capture, run-time counts, " \
+        "recompiles"
+    if c.get("backend"):
+        extra = "".join(f", {k}={c[k]!r}" for k in ("mode",) if c.get(k))
+        options = f", options={c['options']!r}" if c.get("options") else ""
+        text += f" and timings; timings: backend={c['backend']!r}{extra}{options}"
+    return text
+
+
+def runtime_line(result: ScanResult) -> str:
+    """What ran per model call, and why it differs from the unique counts."""
+    s = result.summary
+    eager = f", {plural(s.frames_run_eagerly_per_call, 'frame')} run eagerly" \
+        if s.frames_run_eagerly_per_call else ""
+    return (f"at run time, per call ({s.runtime_calls} calls after warm-up, eager backend): "
+            f"{plural(s.graph_calls_per_call, 'graph call')}, "
+            f"{plural(s.eager_gaps_per_call, 'return')} to Python at a break{eager}. "
+            "The counts above (and explain's) count each graph and break once; here each "
+            "counts every time it runs.")
+
+
+def calls_line(result: ScanResult) -> str:
+    """Which call the counts describe, and how a later call of the same model differs."""
+    later = result.later_call
+    text = (f"captured: the {result.captured_call}; a later call: graphs {later.graph_count}, "
+            f"root-cause breaks {later.graph_break_count}")
+    if later.first_only:
+        text += f"; {later.first_only} break(s) on the first call only"
+    if later.kept_splits:
+        text += (f" ({later.kept_splits} still split the compiled code: it was compiled "
+                 "around them on the first call and is reused)")
+    if later.later_only:
+        text += f"; {later.later_only} break(s) on later calls only (reported, not gated)"
+    return text
+
+
+def noise_note(t: Any) -> str:
+    """Why a noisy timing is flagged, and what makes it steadier (terminal and HTML)."""
+    load = f"; load average {t.load_average:g} on {os.cpu_count()} CPU(s)" \
+        if t.load_average is not None else ""
+    return (f"noisy: {', '.join(t.noisy)}: the spread stayed above 10 % of the median for the "
+            f"whole time budget{load}; these numbers may move between runs. For steadier ones: "
+            "a quiet machine, --threads 1, a longer --max-run-time.")
+
+
+def _arrow(before: Any, after: Any, fmt: Callable[[Any], str] = str) -> str:
+    show = lambda v: "-" if v is None else fmt(v)  # noqa: E731
+    return f"{show(before)} → {show(after)}"
+
+
+def fix_numbers(fix: Fix) -> str:
+    """'graphs 2 → 1 · graph calls per call 48 → 1 · breaks 1 → 0 · recompiles …'."""
+    b, a = fix.before, fix.after
+    if b is None or a is None:
+        return ""
+    parts = [f"graphs {_arrow(b.graph_count, a.graph_count)}"]
+    if b.graph_calls_per_call is not None or a.graph_calls_per_call is not None:
+        parts.append(f"graph calls per call "
+                     f"{_arrow(b.graph_calls_per_call, a.graph_calls_per_call, count)}")
+    parts.append(f"breaks {_arrow(b.breaks, a.breaks)}")
+    if b.recompiles is not None or a.recompiles is not None:
+        parts.append(f"recompiles {_arrow(b.recompiles, a.recompiles)}")
+    return " · ".join(parts)
+
+
+def _ratio(value: float) -> str:
+    return f"{value:.2f}×"
+
+
+def bound(value: float) -> str:
+    """An interval bound with the digits it needs to show which side of 1 it is on: 1.003, not
+    1.00 (which would read as an interval that includes 1 under a 'faster' verdict)."""
+    for digits in (2, 3, 4):
+        text = f"{value:.{digits}f}"
+        if float(text) != 1.0 or value == 1.0:
+            return text
+    return f"{value:.5f}"
+
+
+def speed_line(fix: Fix) -> str:
+    """A verified fix's same-process timing (see :func:`ab_line`)."""
+    return ab_line(fix.ab) if fix.ab is not None else ""
+
+
+def ab_line(ab: Any) -> str:
+    """A same-process A/B as one line whose verdict matches its numbers.
+
+    'compiled 812.3 µs [801.0–820.1] → 120.4 µs [118.9–121.7] · 6.75× faster (95 % CI
+    6.60–6.90×) · 20 interleaved block pairs, 1 thread'.
+    """
+
+    def latency(iv: Any) -> str:
+        return f"{ms(iv.value)} [{ms(iv.low)}–{ms(iv.high)}]"
+
+    s = ab.speedup
+    if ab.verdict == "faster":
+        verdict = f"{_ratio(s.value)} faster (95 % CI {bound(s.low)}–{bound(s.high)}×)"
+    elif ab.verdict == "slower":  # the same interval, read as a slowdown
+        verdict = (f"{_ratio(1 / s.value)} SLOWER (95 % CI {bound(1 / s.high)}–"
+                   f"{bound(1 / s.low)}×)")
+    else:
+        verdict = (f"no measurable difference ({_ratio(s.value)}, 95 % CI "
+                   f"{bound(s.low)}–{bound(s.high)}× includes 1)")
+    noisy = " · noisy: the block times spread over 10 % of their median" if ab.noisy else ""
+    return (f"compiled {latency(ab.original)} → {latency(ab.fixed)} · {verdict} · "
+            f"{ab.blocks} interleaved block pairs of {ab.calls_per_block} call(s), "
+            f"{ab.threads} thread(s), same process{noisy}")
+
+
+def compared_total(result: ScanResult | None, name: str) -> str:
+    """One summary count of a compared target ('error' when it has no result)."""
+    return str(getattr(result.summary, name)) if result else "error"
+
+
+def compared_timing(result: ScanResult | None, name: str) -> str:
+    """One timing of a compared target ('eager', 'compiled'): median ± IQR, or '-'."""
+    value = getattr(result.timings, name, None) if result and result.timings else None
+    return median_iqr(value) if value else "-"
+
+
+def compared_speedup(result: ScanResult | None) -> str:
+    """A compared target's speedup over its own eager run, or '-'."""
+    t = result.timings if result else None
+    return f"{t.speedup:.2f}x" if t and t.speedup else "-"
+
+
+def outputs_verdict(comparison: Comparison) -> tuple[str, str]:
+    """Whether B's outputs match A's, and how it reads: ``ok``, ``bad`` or ``warn`` (not
+    compared)."""
+    out = comparison.outputs
+    if out is None:
+        return comparison.note or "outputs not compared", "warn"
+    if out.match:
+        shared = ", same weights" if comparison.weights_shared else ""
+        return f"outputs: B matches A (max abs error {out.max_abs_error:.2e}{shared})", "ok"
+    return f"outputs: B DIFFERS from A: {out.message or ''}", "bad"

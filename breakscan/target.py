@@ -1,0 +1,172 @@
+"""What a scan is pointed at, parsed without a model: the target, its inputs and their dtype.
+
+``FILE.py:NAME[.method]`` or ``package.module:NAME``, ``--input-shape``/``--inputs``,
+``--init-args``, ``--vary-batch``/``--shapes``, ``--dtype`` and ``--device`` are read here as
+text, so :meth:`breakscan.options.ScanOptions.check` answers a typo in the parent before any
+scan process starts, with the same one-line UsageError the child's
+:func:`breakscan.pipeline.load.load_target` gives. Imports no torch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import UsageError
+
+# The names --dtype accepts: the keys of breakscan.pipeline.load.DTYPES, which maps them onto
+# torch dtypes in the child (a test keeps the two the same).
+DTYPE_NAMES = frozenset({"float32", "float", "float64", "double", "float16", "half",
+                         "bfloat16", "int64", "long", "int32", "int", "bool"})
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """A parsed ``FILE.py:NAME[.method]`` or ``package.module:NAME[.method]``."""
+
+    source: str  # the file path or module name
+    is_file: bool
+    name: str
+    method: str | None
+
+    def __str__(self) -> str:
+        suffix = f".{self.method}" if self.method else ""
+        return f"{self.source}:{self.name}{suffix}"
+
+
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+
+
+def is_module_name(text: str) -> bool:
+    """``pkg.module``: dotted Python identifiers (a target's module, ``breakscan run -m``)."""
+    return re.fullmatch(rf"{_IDENT}(\.{_IDENT})*", text) is not None
+
+
+def parse_target(text: str) -> TargetSpec:
+    """Parse ``FILE.py:NAME``, ``FILE.py:NAME.method`` or ``pkg.mod:NAME``."""
+    if ":" not in text:
+        raise UsageError(f"target {text!r} has no ':NAME' — write it as FILE.py:ClassName "
+                         "or package.module:ClassName")
+    source, _, attr = text.rpartition(":")
+    if not source:
+        raise UsageError(f"target {text!r} names no file or module before ':'")
+    if not re.fullmatch(rf"{_IDENT}(\.{_IDENT})?", attr):
+        raise UsageError(f"target {text!r}: {attr!r} is not NAME or NAME.method "
+                         "(a Python identifier, optionally followed by .method)")
+    name, _, method = attr.partition(".")
+    is_file = source.endswith(".py") or os.sep in source or "/" in source
+    if not is_file and os.path.isfile(source):  # e.g. README.md:Net, or model.pyw:Net
+        raise UsageError(f"target file {source} is not a .py file")
+    if not is_file and not is_module_name(source):
+        raise UsageError(f"target {text!r}: {source!r} is neither a .py file nor a module name")
+    return TargetSpec(source=source, is_file=is_file, name=name, method=method or None)
+
+
+def check_source_file(source: str, what: str = "target") -> Path:
+    """The path of a ``.py`` file a target or ``--inputs`` names, or its one-line UsageError."""
+    path = Path(source)
+    if not path.exists():
+        raise UsageError(f"{what} file not found: {source} (check the path; it is relative to "
+                         f"{os.getcwd()})")
+    if path.is_dir():
+        raise UsageError(f"{what} {source} is a directory; name a .py file inside it, "
+                         f"e.g. {source}/model.py:NAME")
+    if path.suffix != ".py":
+        raise UsageError(f"{what} {source} is not a .py file")
+    return path
+
+
+def parse_shape(text: str, option: str = "--input-shape") -> list[int]:
+    """Parse ``8,16`` (or ``8x16``) into ``[8, 16]``; ``()`` is a 0-d scalar.
+
+    ``option`` names the flag the text came from, for the error message.
+    """
+    if text.strip() in ("()", "[]"):
+        return []  # an explicit 0-d scalar input
+    cleaned = text.strip().strip("()[]")
+    if cleaned == "":
+        raise UsageError(f"empty {option}: write e.g. {option} 8,16 (or () for a 0-d scalar)")
+    parts = re.split(r"\s*[,x×]\s*", cleaned)
+    dims: list[int] = []
+    for part in parts:
+        if not re.fullmatch(r"\d+", part):
+            raise UsageError(f"bad {option} {text!r}: each dimension must be a "
+                             f"non-negative integer, e.g. {option} 8,16")
+        dims.append(int(part))
+    return dims
+
+
+def parse_init_args(text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--init-args is not valid JSON ({exc.msg} at column {exc.colno}); "
+                         """write it like '{"width": 12}'""") from None
+    except (RecursionError, ValueError):  # nested thousands deep, a 5,000-digit number
+        raise UsageError("--init-args is nested too deep or holds a number too long; "
+                         """write it like '{"width": 12}'""") from None
+    if not isinstance(value, dict):
+        raise UsageError("--init-args must be a JSON object of keyword arguments, "
+                         """e.g. '{"width": 12}'""")
+    return value
+
+
+def parse_batches(text: str) -> list[int]:
+    """``--vary-batch 1,4,16`` -> [1, 4, 16]."""
+    sizes = parse_shape(text, "--vary-batch")
+    if not sizes or any(b == 0 for b in sizes):
+        raise UsageError(f"bad --vary-batch {text!r}: give positive batch sizes, e.g. 1,4,16")
+    return sizes
+
+
+def parse_shape_set(text: str) -> list[list[int]]:
+    """One ``--shapes`` value: the shapes of all positional inputs, separated by spaces."""
+    parts = text.split()
+    if not parts:
+        raise UsageError("empty --shapes value: write e.g. --shapes 8,32 (one shape per input, "
+                         "separated by spaces)")
+    return [parse_shape(p, "--shapes") for p in parts]
+
+
+def parse_inputs(input_shapes: Any, inputs: str | None) -> list[list[int]]:
+    """The shapes of ``--input-shape`` (each once per positional input), or [] with ``--inputs``;
+    exactly one of the two must be given."""
+    shapes = [parse_shape(s) for s in (input_shapes or [])]
+    if inputs and shapes:
+        raise UsageError("use either --input-shape or --inputs, not both")
+    if not inputs and not shapes:
+        raise UsageError("no inputs given: pass --input-shape 8,16 (once per positional input) "
+                         "or --inputs FILE.py:make_inputs")
+    return shapes
+
+
+def parse_input_sets(vary_batch: str | list[int] | None, shapes: Any
+                     ) -> tuple[list[int] | None, list[list[list[int]]] | None]:
+    """``--vary-batch`` as batch sizes, or ``--shapes`` as shape sets (at most one of them)."""
+    if vary_batch and shapes:
+        raise UsageError("use either --vary-batch or --shapes, not both")
+    if vary_batch:
+        return (parse_batches(vary_batch) if isinstance(vary_batch, str)
+                else list(vary_batch)), None
+    return None, ([parse_shape_set(s) for s in shapes] if shapes else None)
+
+
+def check_dtype_name(text: str) -> None:
+    """``--dtype``: one of :data:`DTYPE_NAMES`, in any case (the child's ``parse_dtype``)."""
+    if text.lower() not in DTYPE_NAMES:
+        raise UsageError(f"unknown --dtype {text!r}; choose one of "
+                         f"{', '.join(sorted(DTYPE_NAMES))}")
+
+
+def check_device_name(text: str) -> None:
+    """``--device``: ``auto``, ``cpu`` or ``cuda…`` in any case (the child's ``resolve_device``;
+    whether this machine has CUDA, and which index, only the child can tell)."""
+    text = text.lower()
+    if text not in ("auto", "cpu") and not text.startswith("cuda"):
+        raise UsageError(f"unknown --device {text!r}; choose cpu, cuda or auto")

@@ -1,0 +1,171 @@
+"""The records of what breakscan measured and judged: timings (eager, compiled, fullgraph and
+the interleaved A/B of a fix), output checks, fixes with their before/after numbers, and the
+gate's checks.
+
+Plain dataclasses, filled by ``measure``, ``fixes`` and ``gate``, held by a
+:class:`~breakscan.result.ScanResult`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Timing:
+    """Steady-state latency of one variant (torch.utils.benchmark, adaptive run count)."""
+
+    median_s: float
+    iqr_s: float  # spread: interquartile range of the per-run times
+    runs: int
+    threads: int
+    # The spread stayed above 10 % of the median for the whole time budget: the number may move
+    # between runs (a loaded machine, too little time); never hidden, never silently trusted.
+    noisy: bool = False
+
+
+@dataclass
+class Correctness:
+    """Compiled outputs vs eager (torch.testing.assert_close, dtype-appropriate tolerances)."""
+
+    match: bool
+    max_abs_error: float | None
+    max_rel_error: float | None
+    message: str | None = None
+
+
+@dataclass
+class TimingReport:
+    """Eager vs torch.compile vs fullgraph=True on the scanned device (--time)."""
+
+    device: str
+    threads: int
+    backend: str
+    mode: str | None
+    eager: Timing | None = None
+    compiled: Timing | None = None
+    fullgraph: Timing | None = None
+    compile_s: float | None = None  # wall time of the first compiled call
+    fullgraph_compile_s: float | None = None
+    compile_error: str | None = None
+    fullgraph_error: str | None = None  # why fullgraph=True did not compile (the first break)
+    speedup: float | None = None  # eager median / compiled median
+    correctness: Correctness | None = None
+    outside_share: float | None = None  # share of each compiled call outside compiled graphs
+    graph_s_per_call: float | None = None  # time inside compiled graphs per call (see below)
+    # The profiled share applied to the compiled median: time inside + outside = the median.
+    outside_s_per_call: float | None = None
+    load_average: float | None = None  # the machine's 1-minute load average when timing ended
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def noisy(self) -> list[str]:
+        """The variants whose timing is noisy (see :attr:`Timing.noisy`)."""
+        return [name for name, t in (("eager", self.eager), ("torch.compile", self.compiled),
+                                     ("fullgraph=True", self.fullgraph)) if t and t.noisy]
+
+
+@dataclass
+class Interval:
+    """A median (seconds per call) or a ratio, with its 95 % bootstrap confidence interval."""
+
+    value: float
+    low: float
+    high: float
+
+
+@dataclass
+class ABTiming:
+    """The original and the fixed model compiled and timed in one process, interleaved in
+    alternating blocks with the same inputs and thread count (``--fix``, verified fixes)."""
+
+    original: Interval  # seconds per call: median over blocks, 95 % interval
+    fixed: Interval
+    speedup: Interval  # original / fixed (> 1: the fix is faster)
+    verdict: str  # faster | slower | no measurable difference (the interval straddles 1)
+    blocks: int  # block pairs timed
+    calls_per_block: int
+    threads: int
+    backend: str
+    noisy: bool = False  # a variant's block times spread more than 10 % of their median
+
+
+@dataclass
+class FixMetrics:
+    """The numbers a fix is judged by, before or after it."""
+
+    graph_count: int
+    breaks: int  # root-cause breaks
+    recompiles: int | None  # over the --vary-batch/--shapes sets (None: not exercised)
+    compiled_s: float | None  # compiled median latency (a verified fix: from its A/B timing)
+    speedup: float | None  # eager median / compiled median (the scan's own; None after a fix)
+    graph_calls_per_call: float | None = None  # at run time (see Summary)
+    eager_gaps_per_call: float | None = None
+    frames_run_eagerly_per_call: float | None = None
+
+
+# What trying a fix showed, in the words every report uses.
+FIX_STATUSES = {
+    "verified": "tried: fewer graphs or returns to Python, same outputs, not slower",
+    "slower": "tried: removes the break, but the model is measurably slower (no gain)",
+    "no effect": "tried: graphs, graph calls, returns to Python and recompiles unchanged",
+    "makes it worse": "tried: more graphs, graph calls, returns to Python or recompiles",
+    "breaks compilation": "tried: with it, torch.compile fails on the model",
+    "changes outputs": "tried: the outputs differ from the original model's",
+    "not applicable": "tried: it cannot be applied to this model (the reason says why)",
+    "not tried": "a candidate (--fix tries it), refused, or its check did not finish",
+}
+
+
+@dataclass
+class Fix:
+    """One proposed fix and whether it verified: a setting, or a rewrite of the user's source."""
+
+    rule: str  # catalogue id, e.g. "BS003"
+    fix_id: str  # print_guard | torch_where | capture_scalar_outputs | ... (see fixes.py)
+    kind: str  # setting | source
+    title: str
+    category: str
+    file: str | None = None  # the break it targets (source fixes: the file rewritten)
+    line: int | None = None
+    setting: str | None = None  # e.g. "torch._dynamo.config.capture_scalar_outputs = True"
+    diff: str | None = None  # unified diff of a source fix
+    verified: bool = False  # tried and worth applying: same outputs, a real gain, not slower
+    reason: str | None = None  # why it is not verified (refused, outputs differ, no gain, ...)
+    # Whether it was tried and what it did: see FIX_STATUSES.
+    status: str = "not tried"
+    before: FixMetrics | None = None
+    after: FixMetrics | None = None
+    outputs_match: bool | None = None  # fixed model's outputs vs the original's (same weights)
+    max_abs_error: float | None = None
+    call: str | None = None  # disable_call: the library function whose call is wrapped
+    written: bool = False  # applied to the user's file (--fix --write)
+    backup: str | None = None  # where the original was saved when written
+    source_sha256: str | None = None  # a source fix: the file's content when it was planned
+    ab: ABTiming | None = None  # verified fixes: original vs fixed, timed in one process
+
+    def __post_init__(self) -> None:
+        if self.verified and self.status == "not tried":  # built as verified (a recorded result)
+            self.status = "verified"
+
+
+
+@dataclass
+class Check:
+    """One CI gate check: ``actual`` must be <= ``limit``."""
+
+    name: str  # max_breaks, max_graphs, max_recompiles, max_graph_calls, fail_on:<category>, fullgraph, baseline:*
+    limit: int
+    actual: int | float  # max_graph_calls: an average over the counted calls
+    passed: bool
+    detail: str = ""  # the breaks behind a failure
+
+
+@dataclass
+class GateResult:
+    passed: bool
+    checks: list[Check]
+    improvements: list[str] = field(default_factory=list)  # against a baseline
+
+    def failed(self) -> list[Check]:
+        return [c for c in self.checks if not c.passed]

@@ -7,7 +7,7 @@ a generic id (GB0033 "data dependent operator") is narrowed by the break's sourc
 (``.tolist()``, ``np.random``); a break with no registry id (older torch) is matched on its
 type's text; a break nothing
 matches is ``other`` and keeps Dynamo's own type and hints.
-Tested in tests/test_categories.py against the registry that ships with torch.
+Tested in tests/unit/test_categories.py against the registry that ships with torch.
 """
 
 from __future__ import annotations

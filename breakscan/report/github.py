@@ -103,9 +103,14 @@ def to_markdown(runs: list[ModelRun]) -> str:
                     "|---|---:|---:|---:|---:|"]
             out += [f"| `{_code(r.name)}` | {r.calls} | {r.graph_calls} | {r.eager_gaps} | "
                     f"{r.frames_run_eagerly} |" for r in program.regions]
-        if run.result is None or not run.result.breaks:
+        error = run.result.compile_error if run.result is not None else None
+        if run.result is None or not (run.result.breaks or error):
             continue
         out += ["", f"### `{_code(run.target)}`", ""]
+        if error is not None:
+            where = f"`{_code(repo_path(error.file))}:{error.line}` " if error.file else ""
+            out.append(f"- **torch.compile fails** {where}`{_code(error.code or '')}` — "
+                       f"{_text(error.exception)}: {_text(error.message)}")
         for brk in run.result.breaks:
             out.append(f"- **{brk.category}** `{_code(repo_path(brk.file))}:{brk.line}` "
                        f"`{_code(brk.code)}` — {_text(brk.suggestion)}")

@@ -1,0 +1,40 @@
+"""The registry-id -> category table, checked against the registry torch ships (found through
+torch's own package, so these need torch)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from breakscan.analysis.categories import CATEGORIES, categorize
+from breakscan.rules import CATALOGUE
+
+
+@pytest.fixture(scope="module")
+def registry() -> dict:
+    path = Path(torch._dynamo.__file__).parent / "graph_break_registry.json"
+    if not path.exists():
+        pytest.skip("this torch ships no graph_break_registry.json")
+    return json.loads(path.read_text())
+
+
+def test_every_rule_names_a_real_registry_id_and_category(registry):
+    matched = [rule for rule in CATALOGUE if rule.matches]
+    assert len(matched) == 10
+    for rule in matched:
+        assert rule.category in CATEGORIES, rule
+        for match in rule.matches + rule.code_matches:
+            assert match.gb_id in registry, (rule.id, match)
+
+
+@pytest.mark.parametrize("gb_id, category", [
+    ("GB0124", "item"), ("GB0170", "data_dependent_branch"), ("GB0291", "print"),
+    ("GB0109", "tolist_numpy"), ("GB0036", "dynamic_shape_op"), ("GB0007", "unsupported_call"),
+    ("GB0025", "explicit_break"), ("GB7000", "frame_skipped"), ("GB4297", "frame_skipped"),
+])
+def test_registry_type_maps_to_category(registry, gb_id, category):
+    entry = registry[gb_id][0]
+    assert categorize(gb_id, entry["Gb_type"], entry["Explanation"], entry["Context"]) == category

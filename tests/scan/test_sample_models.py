@@ -1,0 +1,70 @@
+"""Every sample model's real scan matches the facts its docstring states."""
+
+from __future__ import annotations
+
+import pytest
+
+from breakscan import scan
+
+from conftest import locate, sample_expectations
+
+EXPECTATIONS = sample_expectations()
+
+
+@pytest.mark.parametrize("expect", EXPECTATIONS, ids=str)
+def test_scan_matches_docstring(expect):
+    result = scan(expect.target, input_shapes=["8,16"])
+    facts = expect.facts
+    if "compile_error" in facts:  # torch.compile fails: not a break, no graph
+        error = result.compile_error
+        file, line = locate(facts["compile_error"], expect.file)
+        assert (error.file, error.line, error.code) == (str(file), line, facts["compile_error"])
+        assert error.exception == facts["exception"]
+        assert (result.summary.graph_count, result.summary.graph_break_count) == (0, 0)
+        assert result.breaks == [] and result.summary.frames_skipped == 0
+        return
+    assert result.compile_error is None
+    assert result.summary.graph_count == int(facts["graphs"])
+    assert result.summary.graph_break_count == int(facts["breaks"])
+    assert result.summary.break_records == int(facts["records"])
+    if "frames_skipped" in facts:
+        assert result.summary.frames_skipped == int(facts["frames_skipped"])
+    if "ops" in facts:
+        assert result.summary.op_count == int(facts["ops"])
+    if "explain_breaks" in facts:
+        assert result.explain.graph_break_count == int(facts["explain_breaks"])
+    for name in ("graph_calls_per_call", "eager_gaps_per_call", "frames_run_eagerly_per_call"):
+        if name in facts:  # at run time, per model call
+            assert getattr(result.summary, name) == float(facts[name]), name
+    # explain's graphs are the graphs breakscan recorded in the same pass
+    assert result.explain.graph_count == result.summary.graph_count
+    assert result.captured_call == "first call of a freshly built model"
+    later = int(facts.get("later_breaks", "0"))
+    assert result.later_call.later_only == later
+    if facts["breaks"] == "0" and not later:
+        assert result.breaks == []
+        return
+    (brk,) = result.breaks
+    assert brk.calls == facts.get("calls", "every")
+    assert brk.category == facts["category"]
+    assert brk.owner == "user"
+    assert brk.gb_id and brk.gb_id.startswith("GB")
+    assert brk.suggestion and brk.explanation
+    if "fires_per_call" in facts:
+        assert brk.fires_per_call == float(facts["fires_per_call"])
+    if "cause" in facts:
+        assert brk.cause_category == facts["cause"]
+    file, line = locate(facts["break_at"], expect.file)
+    assert (brk.file, brk.line) == (str(file), line)
+    assert brk.code == file.read_text().splitlines()[line - 1].strip()
+    if "sites" in facts:
+        assert len(brk.sites) == int(facts["sites"])
+    if "follow_on" in facts:
+        (follow,) = brk.follow_on
+        assert (follow.file, follow.line) == (str(file), locate(facts["follow_on"], file)[1])
+    if brk.category == "tensor_constant":  # the root is where the constant is created
+        assert [c.attr for c in brk.constants] and all(s.file == str(file) for s in brk.sites)
+        return
+    # the chain ends at the break (or goes on into torch, e.g. register_forward_hook's setattr)
+    assert [f.line for f in brk.call_chain if f.file == str(file)][-1] == line
+    assert brk.call_chain[0].function == "forward"

@@ -1,0 +1,104 @@
+"""Options: the parsers every command line goes through, and the config's baseline file.
+
+Property-based tests (hypothesis) of the parsers, two properties each: well-formed text
+round-trips, and *any* text either parses or raises a one-line UsageError — never another
+exception, which would reach the user as a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from breakscan.errors import UsageError
+from breakscan.target import parse_batches, parse_init_args, parse_shape, parse_target
+
+settings.register_profile("breakscan", max_examples=300, deadline=None)
+settings.load_profile("breakscan")
+
+IDENT = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True)
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12)
+
+
+def _one_line_usage_error(call, text):
+    try:
+        return call(text)
+    except UsageError as exc:
+        assert "\n" not in str(exc) and str(exc)
+        return None
+
+
+@given(st.lists(st.integers(0, 10**6), min_size=1, max_size=6),
+       st.sampled_from([",", "x", ", ", " x ", "×"]), st.sampled_from(["{}", "({})", "[{}]"]))
+def test_shapes_round_trip(dims, sep, wrap):
+    assert parse_shape(wrap.format(sep.join(map(str, dims)))) == dims
+
+
+@given(st.text())
+def test_any_shape_text_parses_or_is_a_one_line_usage_error(text):
+    dims = _one_line_usage_error(parse_shape, text)
+    assert dims is None or all(isinstance(d, int) and d >= 0 for d in dims)
+
+
+@given(st.text())
+def test_any_batch_text_gives_positive_sizes_or_an_error(text):
+    sizes = _one_line_usage_error(parse_batches, text)
+    assert sizes is None or (sizes and all(s > 0 for s in sizes))
+
+
+@given(st.dictionaries(st.text(), JSON_VALUES, max_size=5))
+def test_init_args_round_trip(kwargs):
+    assert parse_init_args(json.dumps(kwargs)) == kwargs
+
+
+@given(st.text())
+def test_any_init_args_text_is_a_dict_or_a_one_line_usage_error(text):
+    parsed = _one_line_usage_error(parse_init_args, text)
+    assert parsed is None or isinstance(parsed, dict)
+
+
+@given(st.lists(IDENT, min_size=0, max_size=3), IDENT, IDENT, st.none() | IDENT)
+def test_file_targets_round_trip(folders, stem, name, method):
+    path = "/".join([*folders, f"{stem}.py"])
+    spec = parse_target(f"{path}:{name}" + (f".{method}" if method else ""))
+    assert (spec.source, spec.is_file, spec.name, spec.method) == (path, True, name, method)
+
+
+@given(st.lists(IDENT, min_size=1, max_size=4), IDENT)
+def test_module_targets_round_trip(parts, name):
+    module = ".".join(parts)
+    spec = parse_target(f"{module}:{name}")
+    assert (spec.source, spec.name, spec.method) == (module, name, None)
+
+
+@given(st.text())
+def test_any_target_text_parses_or_is_a_one_line_usage_error(text):
+    spec = _one_line_usage_error(parse_target, text)
+    assert spec is None or (spec.source and spec.name.isidentifier())
+
+
+# -- the config's baseline file -------------------------------------------------------------------
+
+@pytest.mark.parametrize("doc", [
+    '{"targets": ["m.py:Net"]}',
+    '{"targets": {"m.py:Net": "__import__(\'os\').system(\'true\')"}}',
+    '{"targets": {"m.py:Net": {"breaks": [{"category": 1}]}}}',
+    '{"targets": {"m.py:Net": {"breaks": "all", "graph_count": 1}}}',
+    '{"targets": {"m.py:Net": {"graph_count": "many"}}}',
+])
+def test_a_hostile_baseline_entry_is_a_one_line_usage_error(tmp_path, doc):
+    """A baseline comes from a pull request or a restored cache: an entry that is not what
+    --write-baseline writes is refused with one line (exit 2), never a crash in the gate."""
+    from breakscan.errors import UsageError
+    from breakscan.config import gate_options
+
+    path = tmp_path / "baseline.json"
+    path.write_text(doc)
+    with pytest.raises(UsageError) as raised:
+        gate_options(baseline=str(path), target="m.py:Net")
+    assert "\n" not in str(raised.value) and str(path) in str(raised.value)

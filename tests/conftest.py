@@ -134,3 +134,44 @@ def run_on_terminal(*args: str, cwd: Path | str = ROOT, timeout: int = 300) -> s
 @pytest.fixture(scope="session")
 def samples() -> Path:
     return SAMPLES
+
+
+def tensor_branch_project(tmp_path: Path) -> Path:
+    """A user's project: tensor_branch.py and a [tool.breakscan] target (TensorIf, max-breaks 0)
+    that ``breakscan check`` fails."""
+    import shutil
+    import textwrap
+
+    shutil.copy(SAMPLES / "tensor_branch.py", tmp_path / "tensor_branch.py")
+    (tmp_path / "pyproject.toml").write_text(textwrap.dedent("""
+        [tool.breakscan]
+        [[tool.breakscan.targets]]
+        target = "tensor_branch.py:TensorIf"
+        input-shape = ["8,16"]
+        max-breaks = 0
+    """))
+    return tmp_path
+
+
+def assert_the_twin_wins(doc: dict, good: Expectation) -> None:
+    """A compare document of a broken sample (A) and its fixed twin (B): B is better where the
+    pair says, and the in-process A/B interval is well formed."""
+    if doc["a"]["result"]["compile_error"]:  # A does not compile at all: B does
+        assert doc["b"]["result"]["compile_error"] is None and doc["ab"] is None
+        assert doc["b"]["result"]["summary"]["graph_count"] >= 1
+        return
+    a, b = doc["a"]["result"]["summary"], doc["b"]["result"]["summary"]
+    assert (b["graph_break_count"] < a["graph_break_count"]
+            or b["recompile_count"] < a["recompile_count"]
+            or b["op_count"] < a["op_count"]), (a, b)  # breaks, recompiles, or unrolled ops
+    assert b["graph_break_count"] == 0
+    assert doc["weights_shared"]
+    assert doc["outputs"]["match"] is (good.facts.get("same_outputs") != "no")
+    for side in ("a", "b"):
+        timings = doc[side]["result"]["timings"]
+        assert timings["eager"]["median_s"] > 0 and timings["compiled"]["median_s"] > 0
+    ab = doc["ab"]  # A and B compiled and timed in one process: the only speed comparison
+    for side in ("original", "fixed", "speedup"):
+        assert ab[side]["low"] <= ab[side]["value"] <= ab[side]["high"]
+    assert ab["verdict"] in ("faster", "slower", "no measurable difference")
+    assert ab["blocks"] >= 10

@@ -7,9 +7,8 @@ from __future__ import annotations
 import json
 import pickle
 import shutil
-import textwrap
 
-from conftest import SAMPLES, run_cli
+from conftest import SAMPLES, run_cli, tensor_branch_project
 
 TARGET = "tensor_branch.py:TensorIf"
 
@@ -24,20 +23,8 @@ class _Payload:
         return (open, (self.path, "w"))
 
 
-def _project(tmp_path):
-    shutil.copy(SAMPLES / "tensor_branch.py", tmp_path / "tensor_branch.py")
-    (tmp_path / "pyproject.toml").write_text(textwrap.dedent(f"""
-        [tool.breakscan]
-        [[tool.breakscan.targets]]
-        target = "{TARGET}"
-        input-shape = ["8,16"]
-        max-breaks = 0
-    """))
-    return tmp_path
-
-
 def test_a_crafted_cache_never_runs_code_nor_passes_the_gate(tmp_path):
-    folder = _project(tmp_path)
+    folder = tensor_branch_project(tmp_path)
     first = run_cli("check", "-f", "json", cwd=folder)
     assert first.returncode == 1  # TensorIf breaks: max-breaks 0 fails
     cache = folder / ".breakscan_cache"

@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import stat
-import textwrap
 import threading
 
 import pytest
@@ -16,23 +15,11 @@ import pytest
 from breakscan import scan
 from breakscan.verdicts import Fix
 
-from conftest import FIXTURES, ROOT, SAMPLES, run_cli
+from conftest import FIXTURES, ROOT, SAMPLES, run_cli, tensor_branch_project
 
 ITEM = f"{SAMPLES}/item_logging.py:LogInsideForward"
 TARGET = "tensor_branch.py:TensorIf"
 RECORDED = next((FIXTURES / "traces").glob("*/*.log"))
-
-
-def _project(tmp_path):
-    shutil.copy(SAMPLES / "tensor_branch.py", tmp_path / "tensor_branch.py")
-    (tmp_path / "pyproject.toml").write_text(textwrap.dedent(f"""
-        [tool.breakscan]
-        [[tool.breakscan.targets]]
-        target = "{TARGET}"
-        input-shape = ["8,16"]
-        max-breaks = 0
-    """))
-    return tmp_path
 
 
 # -- output files that are not regular files ------------------------------------------------------
@@ -100,7 +87,7 @@ def test_a_report_never_replaces_a_source_file_the_scan_loaded(tmp_path):
 
 
 def test_check_never_replaces_its_config(tmp_path):
-    folder = _project(tmp_path)
+    folder = tensor_branch_project(tmp_path)
     before = (folder / "pyproject.toml").read_bytes()
     proc = run_cli("check", "-f", "json", "-o", "pyproject.toml", cwd=folder)
     assert proc.returncode == 2 and "refusing to write -o pyproject.toml" in proc.stderr

@@ -21,9 +21,10 @@ from .options import GateOptions, Limits, ScanOptions
 SCAN_KEYS = {"input-shape": "input_shapes", "dtype": "dtype", "device": "device",
              "inputs": "inputs", "init-args": "init_args", "method": "method", "train": "train",
              "vary-batch": "vary_batch", "shapes": "shapes", "dynamic-check": "dynamic_check",
-             "dynamic": "dynamic", "compile-option": "compile_options"}
+             "dynamic": "dynamic", "compile-option": "compile_options", "kernels": "kernels"}
 GATE_KEYS = {"max-breaks": "max_breaks", "max-graphs": "max_graphs",
              "max-recompiles": "max_recompiles", "max-graph-calls": "max_graph_calls",
+             "max-kernels": "max_kernels",
              "fail-on": "fail_on", "fullgraph": "fullgraph"}
 LIMIT_KEYS = {"timeout": "timeout", "memory-limit": "memory_limit_mb"}
 OTHER_KEYS = {"baseline", "target"}
@@ -42,6 +43,8 @@ def from_config(values: dict[str, Any], *, target: str,
         gate = gate_options(**{GATE_KEYS[k]: v for k, v in values.items() if k in GATE_KEYS},
                             baseline=values.get("baseline"), target=target)
         limits = Limits(**{LIMIT_KEYS[k]: v for k, v in values.items() if k in LIMIT_KEYS})
+        if gate.needs_kernels and not scan.kernels:
+            scan = scan.but(kernels=True)
     except UsageError as exc:
         raise UsageError(f"{where}: {exc}") from None
     except (TypeError, ValueError, AttributeError) as exc:  # a value of the wrong kind

@@ -1,7 +1,8 @@
 """Stage 5 — gate: turn a ScanResult into pass/fail checks for CI, with optional baselines.
 
 Thresholds (:class:`breakscan.options.GateOptions`: ``--max-breaks``, ``--max-graphs``,
-``--max-recompiles``, ``--max-graph-calls``, ``--fail-on``, ``--fullgraph``) are absolute. A baseline (``--baseline FILE``) fails only on regressions: a
+``--max-recompiles``, ``--max-graph-calls``, ``--max-kernels``, ``--fail-on``, ``--fullgraph``)
+are absolute. A baseline (``--baseline FILE``) fails only on regressions: a
 root-cause break that is not in the baseline, more graphs, more recompiles. Breaks are matched by
 category + file + source text, so editing lines above a break does not make it "new".
 """
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
+from .kernel_rules import KERNEL_RULES
 from .frames import display_path, relative_to
 from .options import GateOptions
 from .records import RootBreak
@@ -31,6 +33,17 @@ def break_key(brk: RootBreak, root: str | None) -> tuple[str, str, str]:
 def _where(brk: RootBreak) -> str:
     when = " (first call only)" if brk.calls == "first_only" else ""
     return f"{brk.category} at {display_path(brk.file)}:{brk.line} `{brk.code}`{when}"
+
+
+def _kernel_check(result: ScanResult, category: str) -> Check:
+    """``--fail-on fallback`` (or another kernel rule's category): its findings fail the gate;
+    graphs Inductor was not asked about fail it too (nothing was checked)."""
+    measured = bool(result.graphs) and all(g.inductor is not None for g in result.graphs)
+    hits = [f for f in result.kernel_findings if f.category == category]
+    detail = "; ".join(f"{f.message} at {f.file}:{f.line}" for f in hits)
+    return Check(name=f"fail_on:{category}", limit=0, actual=len(hits) if measured else -1,
+                 passed=measured and not hits,
+                 detail=detail if measured else "not measured (run with --kernels)")
 
 
 def evaluate(result: ScanResult, config: GateOptions) -> GateResult:
@@ -67,7 +80,19 @@ def evaluate(result: ScanResult, config: GateOptions) -> GateResult:
             actual=(int(calls) if calls == int(calls) else calls) if calls is not None else -1,
             passed=calls is not None and calls <= config.max_graph_calls,
             detail="" if calls is not None else "not measured (see the report's notes)"))
+    if config.max_kernels is not None:
+        launched = s.kernels_per_call
+        checks.append(Check(
+            name="max_kernels", limit=config.max_kernels,
+            actual=(int(launched) if launched == int(launched) else launched)
+            if launched is not None else -1,
+            passed=launched is not None and launched <= config.max_kernels,
+            detail="" if launched is not None else "not measured (run with --kernels)"))
+    kernel_categories = {r.category for r in KERNEL_RULES}
     for category in config.fail_on:
+        if category in kernel_categories:
+            checks.append(_kernel_check(result, category))
+            continue
         hits = [b for b in counted if b.category == category or b.cause_category == category]
         checks.append(Check(name=f"fail_on:{category}", limit=0, actual=len(hits),
                             passed=not hits, detail="; ".join(_where(b) for b in hits)))

@@ -58,6 +58,7 @@ class ScanOptions:
     # timings) and options= (the backend's, for the timings).
     dynamic: bool | None = None
     compile_options: tuple[tuple[str, Any], ...] = ()
+    kernels: bool = False  # --kernels: each graph compiled by Inductor, its kernels reported
 
     def __post_init__(self) -> None:
         # Accept the natural Python forms (a list, one string, a list of batch sizes) and keep
@@ -169,13 +170,15 @@ class GateOptions:
     max_graphs: int | None = None
     max_recompiles: int | None = None
     max_graph_calls: int | None = None  # compiled-graph calls per model call, at run time
+    max_kernels: int | None = None  # kernels launched per model call (needs --kernels)
     fail_on: tuple[str, ...] = ()
     fullgraph: bool = False
     baseline: dict[str, Any] | None = field(default=None, compare=False)  # this target's entry
     baseline_root: str | None = None  # the baseline file's folder: its paths are relative to it
 
     def __post_init__(self) -> None:
-        for name in ("max_breaks", "max_graphs", "max_recompiles", "max_graph_calls"):
+        for name in ("max_breaks", "max_graphs", "max_recompiles", "max_graph_calls",
+                     "max_kernels"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or value < 0):
@@ -184,9 +187,17 @@ class GateOptions:
         object.__setattr__(self, "fail_on", _categories(self.fail_on))
 
     @property
+    def needs_kernels(self) -> bool:
+        """The gate reads what Inductor made of the graphs: the scan must run --kernels."""
+        from .kernel_rules import KERNEL_RULES
+
+        kernel_categories = {r.category for r in KERNEL_RULES}
+        return self.max_kernels is not None or bool(kernel_categories & set(self.fail_on))
+
+    @property
     def active(self) -> bool:
         return any(v is not None for v in (self.max_breaks, self.max_graphs, self.max_recompiles,
-                                           self.max_graph_calls,
+                                           self.max_graph_calls, self.max_kernels,
                                            self.baseline)) or bool(self.fail_on) or self.fullgraph
 
     @classmethod
@@ -202,13 +213,15 @@ def _categories(value: str | list[str] | tuple[str, ...] | None) -> tuple[str, .
     if not value:
         return ()
     from .analysis.categories import CATEGORIES
+    from .kernel_rules import KERNEL_RULES
 
+    known = list(CATEGORIES) + [r.category for r in KERNEL_RULES]
     items = value.split(",") if isinstance(value, str) else list(value)
     names = tuple(c.strip() for c in items if c.strip())
-    unknown = [c for c in names if c not in CATEGORIES]
+    unknown = [c for c in names if c not in known]
     if unknown:
         raise UsageError(f"unknown --fail-on categor{'y' if len(unknown) == 1 else 'ies'} "
-                         f"{', '.join(unknown)}; choose from {', '.join(CATEGORIES)}")
+                         f"{', '.join(unknown)}; choose from {', '.join(known)}")
     return names
 
 

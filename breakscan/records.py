@@ -119,6 +119,98 @@ class GraphInfo:
     source_lines: list[str]  # "file:line" the graph's nodes come from, in order, unique
     input_shapes: list[list[int | str] | None]  # a dynamic dimension: its symbol, e.g. "s0"
     break_reason: str | None  # why Dynamo ended this graph (None: end of frame)
+    calls_per_call: float | None = None  # how often it runs per model call (run-time counts)
+    # With --kernels: what Inductor made of this graph (None without it).
+    inductor: GraphKernels | None = None
+
+
+@dataclass
+class IRNode:
+    """One op of a Dynamo graph as the IR view shows it: ``%relu: f32[2, 8] = relu(%conv)``."""
+
+    name: str
+    op: str
+    text: str
+    dtype: str | None  # "f32"; None for a non-tensor value
+    shape: list[int | str] | None
+    file: str | None  # the line it came from (the innermost frame of its stack trace)
+    line: int | None
+    kernels: list[str] = field(default_factory=list)  # the kernels it ended up in
+    inputs: list[str] = field(default_factory=list)  # the nodes it reads
+
+
+@dataclass
+class Kernel:
+    """What one post-fusion scheduler node of Inductor launches."""
+
+    name: str  # Inductor's scheduler-node name, e.g. "op3" or "op9_op10_op11"
+    kind: str  # fused (code Inductor generated) | extern (a library call) | fallback (ATen)
+    op: str | None  # an extern call's or a fallback's op, e.g. "aten.sort.stable"
+    phase: str  # forward | backward
+    ir_nodes: list[str]  # the scheduler nodes fused into it
+    aten_ops: list[str]  # the ATen ops it computes
+    graph_nodes: list[str]  # the Dynamo graph nodes those ops came from
+    lines: list[str]  # "file:line" of those ops, in graph order
+    reductions: int = 0
+
+
+@dataclass
+class Fallback:  # an op Inductor had no lowering for and ran as an ATen call
+    op: str
+    file: str | None
+    line: int | None
+
+
+@dataclass
+class FusionStop:  # Inductor's "cannot fuse A with B: reason", with the user's lines
+    first: str
+    second: str
+    reason: str
+    first_lines: list[str]
+    second_lines: list[str]
+
+
+@dataclass
+class GraphKernels:
+    """One graph compiled by Inductor: its IR, kernels, fallbacks and where fusion stopped.
+
+    ``kernel_count`` is Inductor's own ``generated_kernel_count`` for this compile (on CPU one
+    per C++ kernel body, so a fused kernel may count more than one); ``kernels`` lists what runs.
+    """
+
+    ir: str
+    nodes: list[IRNode]
+    kernel_count: int | None
+    kernels: list[Kernel]
+    fallbacks: list[Fallback]
+    fusion_stops: list[FusionStop]
+    compile_s: float
+    error: str | None = None  # Inductor failed on this graph
+
+
+@dataclass
+class KernelFinding:
+    """A kernel rule (BS2xx) seen in one graph, at the user's line."""
+
+    rule: str  # e.g. "BS201"
+    category: str  # fallback | dtype_cast | layout_copy | broadcast | host_sync_in_graph
+    graph: int
+    file: str | None
+    line: int | None
+    message: str  # what was seen, e.g. "`aten.sort.stable` has no Inductor lowering"
+    kernel: str | None = None  # the kernel it concerns, when one
+
+
+@dataclass
+class RawInductorGraph:  # one Inductor compile of a captured graph, before the IR is joined in
+
+    index: int
+    kernel_count: int
+    kernels: list[Kernel]
+    fallback_ops: list[str]
+    fusion_stops: list[FusionStop]
+    seconds: float
+    error: str | None = None
 
 
 @dataclass

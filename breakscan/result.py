@@ -16,10 +16,11 @@ from typing import Any, Protocol
 
 from .frames import Frame
 from .records import (CompiledFrame, CompileError, Discrepancy, ExplainCounts, GraphInfo,
+                      KernelFinding,
                       RecompileReport, RootBreak, StaticFinding)
 from .verdicts import ABTiming, Correctness, Fix, GateResult, TimingReport
 
-SCHEMA_VERSION = "1.11"
+SCHEMA_VERSION = "1.12"
 
 
 def whole(value: float | None) -> str:
@@ -43,6 +44,8 @@ class Summary:
     eager_gaps_per_call: float | None = None  # returns to Python mid-frame (a break fired)
     frames_run_eagerly_per_call: float | None = None  # calls of frames Dynamo skipped
     runtime_calls: int = 0  # the calls these averages are over (0: not measured)
+    # --kernels: kernels launched per model call (each graph's kernels × its calls per call)
+    kernels_per_call: float | None = None
 
 
 @dataclass
@@ -147,6 +150,7 @@ class ScanResult:
     timings: TimingReport | None = None
     gate: GateResult | None = None
     static: list[StaticFinding] = field(default_factory=list)  # lint of the scanned source
+    kernel_findings: list[KernelFinding] = field(default_factory=list)  # --kernels (BS2xx)
     fixes: list[Fix] = field(default_factory=list)  # with --fix
     unfixed: list[str] = field(default_factory=list)  # with --fix: "no fix proposed for #N: …"
     notes: list[str] = field(default_factory=list)  # degraded features, private-API gaps
@@ -201,14 +205,29 @@ class ScanResult:
         data = dataclasses.asdict(self)
         for brk, raw in zip(data["breaks"], self.breaks):
             brk["graph_splits"] = raw.graph_splits
+        for graph in data["graphs"]:
+            _flatten_inductor(graph)
         # Keep the documented key order: identity first, then the facts.
         order = ["schema_version", "target", "method", "torch_version", "python_version", "device",
                  "training", "inputs", "captured_call", "compile_settings", "compile_error", "program", "ranks",
                  "rank_differences", "summary", "explain", "later_call",
                  "discrepancies", "breaks", "graphs", "frames", "recompiles", "timings", "static",
-                 "fixes", "unfixed", "gate", "partial", "stopped_at", "error", "notes", "capture_seconds",
+                 "kernel_findings", "fixes", "unfixed", "gate", "partial", "stopped_at", "error", "notes", "capture_seconds",
                  "stages", "model_output", "dynamo_log"]
         return {key: data[key] for key in order}
+
+
+def _flatten_inductor(graph: dict[str, Any]) -> None:
+    """``--kernels``' facts as the graph's own keys (``graphs[].ir``, ``kernel_count``,
+    ``kernels``, ``fallbacks``, ...), present (null / empty) without --kernels too."""
+    found = graph.pop("inductor", None) or {}
+    graph["ir"] = found.get("ir")
+    graph["ir_nodes"] = found.get("nodes", [])
+    graph["kernel_count"] = found.get("kernel_count")
+    for key in ("kernels", "fallbacks", "fusion_stops"):
+        graph[key] = found.get(key, [])
+    graph["inductor_compile_s"] = found.get("compile_s")
+    graph["inductor_error"] = found.get("error")
 
 
 @dataclass

@@ -16,39 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 
-@dataclass(frozen=True)
-class Match:
-    """A Dynamo registry id, narrowed by a regex over "gb_type | explanation | context" (GB0059
-    "Failed to trace builtin operator" is a print only when the builtin is ``print``)."""
-
-    gb_id: str
-    pattern: str | None = None
+from .rule_model import Match, Rule
+from .kernel_rules import KERNEL_RULES
 
 
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    category: str  # the break category (or recompile cause) this rule explains
-    name: str  # a short slug, e.g. "tensor-item"
-    title: str
-    why: str  # what it costs: sync, lost fusion, extra Python, recompiles
-    suggestion: str  # the advice shown with every break of this category
-    before: str
-    after: str
-    fixes: tuple[str, ...] = ()  # fix ids fixes/ can apply and verify
-    kind: str = "break"  # break | recompile
-    matches: tuple[Match, ...] = ()  # the registry ids of this category, most common first
-    type_pattern: str | None = None  # the break type's text, for breaks with no registry id
-    # A registry id Dynamo uses for many things (GB0033 "data dependent operator": `.item()`,
-    # `.tolist()`, `np.random`…) narrowed by what the break's *source line* shows.
-    code_matches: tuple[Match, ...] = ()
-
-    @property
-    def gb_ids(self) -> list[str]:
-        return list(dict.fromkeys(m.gb_id for m in self.matches))
-
-
-CATALOGUE: tuple[Rule, ...] = (
+BREAK_RULES: tuple[Rule, ...] = (
     Rule("BS001", "item", "tensor-item", "Tensor converted to a Python number",
          why="`.item()` (also `float(t)`, `int(t)`) needs the value on the host: a device sync, "
              "and Dynamo ends the graph there and resumes in a new one, so nothing fuses across "
@@ -312,6 +284,7 @@ FIXES: dict[str, FixSpec] = {f.id: f for f in (
 LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical",
                          "fatal", "log"})
 
+CATALOGUE: tuple[Rule, ...] = BREAK_RULES + KERNEL_RULES
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in CATALOGUE}
 RULES_BY_CATEGORY: dict[str, Rule] = {r.category: r for r in CATALOGUE}
 RULE_IDS: dict[str, str] = {r.category: r.id for r in CATALOGUE}

@@ -160,6 +160,9 @@ def apply_runtime(result: ScanResult, raw: RawRuntime) -> None:
     s.graph_calls_per_call = _per_call(raw.graph_calls, calls)
     s.eager_gaps_per_call = _per_call(gaps, calls)
     s.frames_run_eagerly_per_call = _per_call(eagerly, calls)
+    for info in result.graphs:
+        if info.index < len(raw.each_graph):
+            info.calls_per_call = _per_call(raw.each_graph[info.index], calls)
     for idx, brk in enumerate(result.breaks):
         if idx in fires:
             brk.fires_per_call = _per_call(fires[idx], calls)

@@ -92,7 +92,19 @@ def max_graph_calls(help: str) -> Any:
 
 def fail_on() -> Any:
     return typer.Option(None, help="Gate: fail on any break of these categories, e.g. "
-                        "item,data_dependent_branch.")
+                        "item,data_dependent_branch (or, with --kernels, on a kernel rule's "
+                        "category, e.g. fallback).")
+
+
+def kernels() -> Any:
+    return typer.Option(False, "--kernels", help="Also compile each graph with Inductor once "
+                        "and report its IR, kernels, fallbacks and where fusion stopped, at "
+                        "your lines (BS2xx rules).")
+
+
+def max_kernels() -> Any:
+    return typer.Option(None, min=0, help="Gate: fail above this many kernels launched per "
+                        "model call (each graph's kernels times its calls; implies --kernels).")
 
 
 def fullgraph() -> Any:

@@ -59,6 +59,7 @@ def scan(
     max_run_time: float = flags.max_run_time(
         "Seconds each variant of --time (and half of --fix's same-process timing) may run: at "
         "least a quarter of it, then until the spread is within 10 % of the median."),
+    kernels: bool = flags.kernels(),
     fix: bool = typer.Option(False, "--fix", help="Propose a fix for every break and verify "
                              "each in a fresh process: rescan, outputs vs the original, "
                              "before/after graphs, breaks and latency (implies --time)."),
@@ -71,6 +72,7 @@ def scan(
     max_graph_calls: Optional[int] = flags.max_graph_calls(
         "Gate: fail above this many compiled-graph calls per model call (counted at run time: "
         "a graph in a loop counts every time it runs)."),
+    max_kernels: Optional[int] = flags.max_kernels(),
     fail_on: Optional[str] = flags.fail_on(),
     fullgraph: bool = flags.fullgraph(),
     baseline: Optional[Path] = flags.baseline(),
@@ -105,13 +107,14 @@ def scan(
             raise UsageError("--write applies verified fixes: use it with --fix")
         gate = gate_options(max_breaks=max_breaks, max_graphs=max_graphs,
                             max_recompiles=max_recompiles, max_graph_calls=max_graph_calls,
-                            fail_on=fail_on, fullgraph=fullgraph,
+                            max_kernels=max_kernels, fail_on=fail_on, fullgraph=fullgraph,
                             baseline=str(baseline) if baseline else None, target=target)
         options = ScanOptions(
             input_shapes=input_shape or (), dtype=dtype, device=device, inputs=inputs,
             init_args=init_args, method=method, train=train, verbose=verbose,
             vary_batch=vary_batch, shapes=shapes or (), dynamic_check=dynamic_check,
             dynamic=dynamic, compile_options=compile_option or (),
+            kernels=kernels or gate.needs_kernels,
             timing=TimingOptions(backend=backend, mode=mode, threads=threads,
                                  max_run_time=max_run_time)
             if time_it or fix else None)

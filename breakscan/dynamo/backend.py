@@ -55,16 +55,22 @@ class CaptureBackend:
     """The backend of a scan's one compiled model: explain's own graph-accumulating backend
     over the eager backend (so its numbers are explain's), with each graph's calls counted."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep_inputs: bool = False) -> None:
         from torch._dynamo.backends.debugging import ExplainWithBackend
 
         self.explain = ExplainWithBackend("eager")
         self.calls: list[int] = []  # per graph, in compile order: how often it ran
+        # per graph, with keep_inputs: the example inputs it was compiled for (--kernels
+        # compiles the graph again with Inductor; kept only then, they hold activations)
+        self.keep_inputs = keep_inputs
+        self.inputs: list[list[Any]] = []
 
     def __call__(self, gm: Any, example_inputs: list[Any]) -> Callable[..., Any]:
         compiled = self.explain(gm, example_inputs)
         index = len(self.calls)
         self.calls.append(0)
+        if self.keep_inputs:
+            self.inputs.append(list(example_inputs))
 
         def counted(*args: Any) -> Any:
             self.calls[index] += 1

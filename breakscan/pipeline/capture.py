@@ -24,7 +24,7 @@ import contextlib
 import io
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 import torch
@@ -109,6 +109,7 @@ class RawRuntime:
     graph_calls: int  # compiled-graph calls over those calls
     python_calls: dict[CodeKey, int]  # calls of resume functions and of the frames asked for
     error: str | None = None  # why nothing was counted (one line)
+    each_graph: list[int] = field(default_factory=list)  # per graph (compile order): its calls
     # The compiled model itself raised (eager did not): torch.compile fails on this model.
     failure: RawFailure | None = None
 
@@ -136,10 +137,10 @@ class ScanPass:
     same inputs succeeds, torch.compile fails on the model.
     """
 
-    def __init__(self, call: ModelCall, *, verbose: bool) -> None:
+    def __init__(self, call: ModelCall, *, verbose: bool, keep_inputs: bool = False) -> None:
         self._args, self._kwargs = call.args, call.kwargs
         self._training, self._verbose, self._dynamic = call.training, verbose, call.dynamic
-        self.backend = CaptureBackend()
+        self.backend = CaptureBackend(keep_inputs)
         self.compiled = compile_model(call.fn, call.compile_only, backend=self.backend)
         self.failure: RawFailure | None = None
         self._metrics: list[Any] = []  # Dynamo's records read so far (a later read skips them)
@@ -183,6 +184,10 @@ class ScanPass:
         raw, _, _ = self._call((0, 0, 0))
         return raw
 
+    def first_graphs(self, count: int) -> list[tuple[Any, list[Any]]]:
+        """The first call's graph modules with the example inputs each was compiled for."""
+        return list(zip(self.backend.explain.graphs[:count], self.backend.inputs[:count]))
+
     def later_call(self) -> RawLaterCall:
         """The second call: what compiles anew on it, which graphs and which code ran."""
         log_breaks_again()  # a break the first call logged is logged in full when it recurs
@@ -202,7 +207,8 @@ class ScanPass:
         and is reported as such."""
         if self.failure is not None:
             return RawRuntime(0, 0, {}, error=self.failure.exception, failure=self.failure)
-        graph_calls = sum(self.backend.calls)
+        before = list(self.backend.calls)
+        graph_calls = sum(before)
         with recorded(training=self._training), dynamic_shapes(self._dynamic):
             try:
                 counts, counter_error = self._counting(wanted, RUNTIME_CALLS)
@@ -212,7 +218,9 @@ class ScanPass:
         if counter_error is not None:
             return RawRuntime(0, 0, {}, error=f"breakscan's run-time counter failed, not the "
                                              f"model (it runs when called again): {counter_error}")
-        return RawRuntime(RUNTIME_CALLS, sum(self.backend.calls) - graph_calls, counts)
+        each = [n - (before[i] if i < len(before) else 0) for i, n in enumerate(self.backend.calls)]
+        return RawRuntime(RUNTIME_CALLS, sum(self.backend.calls) - graph_calls, counts,
+                          each_graph=each)
 
     def _counting(self, wanted: Callable[[CodeKey], bool], calls: int
                   ) -> tuple[dict[CodeKey, int], str | None]:
@@ -231,14 +239,16 @@ class ScanPass:
 
 
 @contextlib.contextmanager
-def scan_pass(call: ModelCall, *, verbose: bool = False) -> Iterator[ScanPass]:
+def scan_pass(call: ModelCall, *, verbose: bool = False,
+              keep_inputs: bool = False) -> Iterator[ScanPass]:
     """The scan's one compiled model, from clean Dynamo state to clean Dynamo state.
 
     ``call.compile_only=(owner, method)`` compiles only that method while ``call.fn`` runs
-    eagerly; ``call.dynamic`` is the user's ``torch.compile(dynamic=...)``.
+    eagerly; ``call.dynamic`` is the user's ``torch.compile(dynamic=...)``; ``keep_inputs`` keeps
+    each graph's example inputs for :meth:`ScanPass.first_graphs` (``--kernels``).
     """
     with clean_dynamo():
-        yield ScanPass(call, verbose=verbose)
+        yield ScanPass(call, verbose=verbose, keep_inputs=keep_inputs)
 
 
 @dataclass

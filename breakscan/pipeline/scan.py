@@ -30,6 +30,8 @@ from .inputs import describe_inputs, positional_names
 from .load import LoadedTarget, importable_folder, input_sets, load_target
 from .static import cross_check, lint_model
 from .measure import FrameCosts, OnProgress, measure
+from ..analysis.kernels import kernel_findings, kernels_per_call
+from .kernels import inspect_graphs
 from ..options import ProgramOptions, ScanOptions, TimingOptions
 from ..target import parse_input_sets
 from ..analysis.recompiles import link_shape_branches, program_recompiles
@@ -88,9 +90,11 @@ def scan_loaded(loaded: LoadedTarget, options: ScanOptions = ScanOptions(), *,
     progress = on_stage if isinstance(on_stage, StageClock) else StageClock(on_stage)
     call = model_call(loaded, options)
     folder = loaded.search_paths[0] if loaded.search_paths else None
-    result = _capture(loaded, call, options, progress, folder)
+    result, graphs = _capture(loaded, call, options, progress, folder)
     timing = options.timing
     with importable_folder(folder):
+        if graphs:
+            _kernels(result, graphs, call, progress)
         if result.compile_error is not None and (shape_sets or timing):
             result.notes.append("recompiles and timings not measured: torch.compile fails on "
                                 "the model (see the compile error)")
@@ -104,15 +108,17 @@ def scan_loaded(loaded: LoadedTarget, options: ScanOptions = ScanOptions(), *,
 
 
 def _capture(loaded: LoadedTarget, call: ModelCall, options: ScanOptions, progress: StageClock,
-             folder: str | None) -> ScanResult:
+             folder: str | None) -> tuple[ScanResult, list[tuple[Any, list[Any]]]]:
     """Lint, then the scan's one compiled model: its first call (explain), the eager run, its
-    later call and the counted calls, analysed."""
+    later call and the counted calls, analysed; with ``--kernels`` also the first call's graph
+    modules and their example inputs."""
     progress("lint", None)
     static, lint_note = lint_model(loaded)
     executed: dict[str, set[int]] = {f.file: set() for f in static}
     constants = module_constants(loaded.model)  # before any call can change them
     progress("explain", None)
-    with importable_folder(folder), scan_pass(call, verbose=options.verbose) as calls:
+    with importable_folder(folder), \
+            scan_pass(call, verbose=options.verbose, keep_inputs=options.kernels) as calls:
         # The first call of the fresh model is the one users' first compiled call makes: capture
         # it before anything else runs the model (a hook installed once, a warning issued once,
         # a lazily built buffer all take a Python path only that call takes).
@@ -136,10 +142,23 @@ def _capture(loaded: LoadedTarget, call: ModelCall, options: ScanOptions, progre
             result.notes.append(lint_note)
         progress("run-time counts", result)
         runtime = calls.counted_calls(counted_code(result))
+        graphs = calls.first_graphs(len(result.graphs)) if options.kernels else []
     if runtime.failure is not None:  # eager ran, the compiled call raised
         apply_compile_error(result, runtime.failure)
+        graphs = []
     apply_runtime(result, runtime)
-    return result
+    return result, graphs
+
+
+def _kernels(result: ScanResult, graphs: list[tuple[Any, list[Any]]], call: ModelCall,
+             progress: StageClock) -> None:
+    """--kernels: each captured graph compiled once by Inductor; findings at the user's lines."""
+    progress("kernels", result)
+    for info, found in zip(result.graphs, inspect_graphs(graphs, training=call.training,
+                                                         notes=result.notes)):
+        info.inductor = found
+    result.kernel_findings = kernel_findings(result)
+    result.summary.kernels_per_call = kernels_per_call(result)
 
 
 def _recompiles(result: ScanResult, call: ModelCall, shape_sets: list[tuple[Any, ...]],

@@ -28,6 +28,7 @@ from ..rules import Rule, finding_status
 from .literal import LiteralTable, printable, scrubbed
 from .terminal_breaks import print_breaks
 from .terminal_fixes import AB_STYLE, print_fixes
+from .terminal_kernels import print_kernels
 from .terminal_kinds import print_what_ran
 from .terminal_runtime import print_recompiles, print_timings
 from .terminal_summary import print_context, summary_line
@@ -78,6 +79,7 @@ def _print_after_breaks(result: ScanResult, console: Console) -> None:
     if others:
         console.print(Text("Also in the source (static lint of the scanned class)", style="bold"))
         render_static(others, console)
+    print_kernels(result, console)
     if result.recompiles is not None:
         print_recompiles(result, console)
     if result.timings is not None:

@@ -49,6 +49,8 @@ def summary_line(result: ScanResult) -> Text:
         if s.frames_run_eagerly_per_call:
             text.append(f" · frames run eagerly {count(s.frames_run_eagerly_per_call)}",
                         style="bold red")
+        if s.kernels_per_call is not None:
+            text.append(f" · kernels {count(s.kernels_per_call)}")
     return text
 
 

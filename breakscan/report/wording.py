@@ -239,3 +239,19 @@ def outputs_verdict(comparison: Comparison) -> tuple[str, str]:
         shared = ", same weights" if comparison.weights_shared else ""
         return f"outputs: B matches A (max abs error {out.max_abs_error:.2e}{shared})", "ok"
     return f"outputs: B DIFFERS from A: {out.message or ''}", "bad"
+
+
+def kernels_line(info: Any) -> str:
+    """"34 ops → 7 kernels (4 fused, 2 extern, 1 fallback); Inductor counts 5 generated"."""
+    found = info.inductor
+    if found is None:
+        return ""
+    if found.error is not None:
+        return f"{info.op_count} ops → Inductor failed ({found.error})"
+    kinds = [(kind, sum(k.kind == kind for k in found.kernels))
+             for kind in ("fused", "extern", "fallback")]
+    parts = ", ".join(f"{n} {kind}" for kind, n in kinds if n)
+    counted = (f"; Inductor's generated_kernel_count {found.kernel_count}"
+               if found.kernel_count is not None else "")
+    return (f"{info.op_count} ops → {plural(len(found.kernels), 'kernel')}"
+            f"{f' ({parts})' if parts else ''}{counted} · compiled in {found.compile_s:.1f}s")

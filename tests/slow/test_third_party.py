@@ -376,3 +376,43 @@ def test_ibert_run_time_counts_survive_unhashable_resume_code():
     frexp = _line_of(quant, "output_m, output_e = np.frexp(inputs.cpu().numpy())")
     (brk,) = [b for b in result.breaks if (b.file, b.line) == (str(quant), frexp)]
     assert brk.calls == "every" and brk.fires_per_call and brk.fires_per_call > 1
+
+
+KERNEL_MODELS = {  # one real model per family, scanned with --kernels
+    "bert": (f"{HF}:bert", IDS),
+    "timm_resnet": (f"{TIMM}:resnet", {"input_shapes": ["1,3,32,32"]}),
+    "diffusers_unet": (f"{DDIM}:unet", {"inputs": f"{DDIM}:unet_inputs"}),
+}
+
+
+def _inductors_own_count(target: str, options: dict) -> int:
+    """generated_kernel_count of a plain torch.compile of the same model (FX cache off)."""
+    import torch
+    import torch._inductor.config as config
+    from torch._inductor import metrics
+
+    from breakscan.pipeline.load import load_target
+
+    loaded = load_target(target, **options)
+    torch._dynamo.reset()
+    metrics.reset()
+    with config.patch(fx_graph_cache=False), torch.no_grad():
+        torch.compile(loaded.fn)(*loaded.args, **loaded.kwargs)
+    torch._dynamo.reset()
+    return metrics.generated_kernel_count
+
+
+@pytest.mark.parametrize("name", KERNEL_MODELS)
+def test_kernels_of_a_real_model_equal_inductors_own_count(name):
+    target, options = KERNEL_MODELS[name]
+    run = scan_isolated(target, ScanOptions(kernels=True, **options), Limits(timeout=900))
+    assert run.error is None, run.error
+    result = run.result
+    assert result.graphs and all(g.inductor is not None and g.inductor.error is None
+                                 for g in result.graphs)
+    ours = sum(g.inductor.kernel_count for g in result.graphs)
+    assert ours == _inductors_own_count(target, options)
+    # every kernel is tied to at least one line, and the per-call launch count is there
+    kernels = [k for g in result.graphs for k in g.inductor.kernels]
+    assert kernels and all(k.lines for k in kernels)
+    assert result.summary.kernels_per_call is not None

@@ -1,0 +1,151 @@
+"""Stage 3b — kernels (``--kernels``): each captured graph compiled once by Inductor, read back.
+
+The capture's graphs (the eager backend's, exactly what a bare explain sees) are compiled after
+the capture with Inductor's ``compile_fx`` (``dynamo/inductor.py``), one compile per graph, so
+the capture itself and its numbers are untouched. This module renders each Dynamo graph as the
+IR view (one SSA line per op, output dtype and shape, the line it came from) and joins
+Inductor's kernels onto its nodes; ``analysis/kernels.py`` turns them into findings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from ..dynamo.inductor import InductorInspection, available
+from ..frames import parse_stack
+from ..records import Fallback, GraphKernels, IRNode, Kernel, RawInductorGraph
+
+DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
+          torch.float64: "f64", torch.int64: "i64", torch.int32: "i32", torch.int16: "i16",
+          torch.int8: "i8", torch.uint8: "u8", torch.bool: "b8", torch.complex64: "c64"}
+MAX_ARG = 40  # characters of one argument in the IR view
+
+
+def _type(value: Any) -> tuple[str | None, list[int | str] | None, str]:
+    """(dtype, shape, text) of a node's example value: ``f32[2, 8]``."""
+    if isinstance(value, torch.Tensor):
+        dtype = DTYPES.get(value.dtype, str(value.dtype).replace("torch.", ""))
+        shape = [d if isinstance(d, int) else str(d) for d in value.shape]
+        return dtype, shape, f"{dtype}[{', '.join(str(d) for d in shape)}]"
+    if isinstance(value, (tuple, list)):
+        parts = [_type(v)[2] for v in value]
+        return None, None, f"({', '.join(parts)})"
+    if value is None:
+        return None, None, "None"
+    return None, None, type(value).__name__
+
+
+def _arg(value: Any) -> str:
+    if isinstance(value, torch.fx.Node):
+        return f"%{value.name}"
+    if isinstance(value, (tuple, list)):
+        inner = ", ".join(_arg(v) for v in value)
+        text = f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
+    elif isinstance(value, dict):
+        text = "{" + ", ".join(f"{k}: {_arg(v)}" for k, v in value.items()) + "}"
+    else:
+        text = repr(value)
+    return text if len(text) <= MAX_ARG else text[:MAX_ARG - 1] + "…"
+
+
+def _target(node: torch.fx.Node) -> str:
+    if node.op == "call_method":
+        return f".{node.target}"
+    if node.op in ("call_module", "get_attr"):
+        return str(node.target)
+    name = getattr(node.target, "__name__", None) or str(node.target)
+    module = getattr(node.target, "__module__", "") or ""
+    if module.startswith("torch._ops") or str(node.target).startswith("aten."):
+        return str(node.target)
+    return name
+
+
+def ir_nodes(gm: Any) -> list[IRNode]:
+    """The Dynamo graph, one SSA line per node: ``%relu: f32[2, 8] = relu(%conv)``."""
+    nodes = []
+    for node in gm.graph.nodes:
+        dtype, shape, kind = _type(node.meta.get("example_value"))
+        if node.op == "placeholder":
+            text = f"%{node.name}: {kind} = input"
+        elif node.op == "output":
+            text = f"return {_arg(node.args[0])}"
+        else:
+            args = [_arg(a) for a in node.args] + [f"{k}={_arg(v)}" for k, v in node.kwargs.items()]
+            text = f"%{node.name}: {kind} = {_target(node)}({', '.join(args)})"
+        found = parse_stack(node.meta.get("stack_trace") or "")
+        where = found[-1] if found else None
+        nodes.append(IRNode(name=node.name, op=node.op if node.op in ("placeholder", "output")
+                            else _target(node), text=text, dtype=dtype, shape=shape,
+                            file=where.file if where else None,
+                            line=where.line if where else None,
+                            inputs=[a.name for a in node.all_input_nodes]))
+    return nodes
+
+
+def ir_text(nodes: list[IRNode]) -> str:
+    """The IR view as one text: each line with its source location and kernels."""
+    width = max((len(n.text) for n in nodes), default=0)
+    lines = []
+    for n in nodes:
+        where = f"{n.file.rsplit('/', 1)[-1]}:{n.line}" if n.file else ""
+        kernels = f"  [{', '.join(n.kernels)}]" if n.kernels else ""
+        lines.append(f"{n.text:<{width}}   {where}{kernels}".rstrip())
+    return "\n".join(lines)
+
+
+def _fallbacks(raw: RawInductorGraph, kernels: list[Kernel]) -> list[Fallback]:
+    """Every op Inductor ran as an ATen fallback, at the user's line of its kernel."""
+    found = []
+    for op in raw.fallback_ops:
+        kernel = next((k for k in kernels if k.kind == "fallback" and k.op == op), None)
+        where = parse_stack_location(kernel.lines[0]) if kernel and kernel.lines else (None, None)
+        found.append(Fallback(op, *where))
+    seen = {f.op for f in found}
+    for k in kernels:  # a fallback Inductor did not log as a perf hint (still a fallback)
+        if k.kind == "fallback" and k.op not in seen:
+            seen.add(k.op or "")
+            where = parse_stack_location(k.lines[0]) if k.lines else (None, None)
+            found.append(Fallback(k.op or "?", *where))
+    return found
+
+
+def parse_stack_location(location: str) -> tuple[str | None, int | None]:
+    file, _, line = location.rpartition(":")
+    return (file, int(line)) if file and line.isdigit() else (None, None)
+
+
+def graph_kernels(gm: Any, raw: RawInductorGraph) -> GraphKernels:
+    """Join one graph's IR and its Inductor record."""
+    nodes = ir_nodes(gm)
+    by_name = {n.name: n for n in nodes}
+    for kernel in raw.kernels:
+        for name in kernel.graph_nodes:
+            node = by_name.get(name)
+            if node is not None and kernel.name not in node.kernels:
+                node.kernels.append(kernel.name)
+    return GraphKernels(ir=ir_text(nodes), nodes=nodes,
+                        kernel_count=raw.kernel_count if raw.error is None else None,
+                        kernels=raw.kernels, fallbacks=_fallbacks(raw, raw.kernels),
+                        fusion_stops=raw.fusion_stops, compile_s=raw.seconds, error=raw.error)
+
+
+def inspect_graphs(graphs: list[tuple[Any, list[Any]]], *, training: bool,
+                   notes: list[str]) -> list[GraphKernels | None]:
+    """Compile each (graph module, example inputs) once with Inductor; None for every graph
+    when this torch lacks what the inspection needs (``notes`` says what)."""
+    missing = available()
+    if missing is not None:
+        notes.append(f"--kernels: not available ({missing})")
+        return [None] * len(graphs)
+    inspection = InductorInspection()
+    found: list[GraphKernels | None] = []
+    for index, (gm, inputs) in enumerate(graphs):
+        raw, _ = inspection.compile(gm, inputs, index, training=training)
+        found.append(graph_kernels(gm, raw))
+    if any(not isinstance(d, int) for gm, _ in graphs for n in gm.graph.nodes
+           if n.op == "placeholder" for d in getattr(n.meta.get("example_value"), "shape", ())):
+        notes.append("--kernels: a graph has dynamic dimensions; its kernels were compiled for "
+                     "the example inputs' sizes")
+    return found

@@ -1,0 +1,37 @@
+"""A rule of the catalogue (``rules.py``), as data: its id, name, why, example and fixes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Match:
+    """A Dynamo registry id, narrowed by a regex over "gb_type | explanation | context" (GB0059
+    "Failed to trace builtin operator" is a print only when the builtin is ``print``)."""
+
+    gb_id: str
+    pattern: str | None = None
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    category: str  # the break category (or recompile cause) this rule explains
+    name: str  # a short slug, e.g. "tensor-item"
+    title: str
+    why: str  # what it costs: sync, lost fusion, extra Python, recompiles
+    suggestion: str  # the advice shown with every break of this category
+    before: str
+    after: str
+    fixes: tuple[str, ...] = ()  # fix ids fixes/ can apply and verify
+    kind: str = "break"  # break | recompile | kernel (what Inductor made of a graph)
+    matches: tuple[Match, ...] = ()  # the registry ids of this category, most common first
+    type_pattern: str | None = None  # the break type's text, for breaks with no registry id
+    # A registry id Dynamo uses for many things (GB0033 "data dependent operator": `.item()`,
+    # `.tolist()`, `np.random`…) narrowed by what the break's *source line* shows.
+    code_matches: tuple[Match, ...] = ()
+
+    @property
+    def gb_ids(self) -> list[str]:
+        return list(dict.fromkeys(m.gb_id for m in self.matches))

@@ -1,0 +1,110 @@
+"""``--kernels``: what Inductor made of each graph, checked against Inductor itself.
+
+Each kernel sample (sample_models/kernels.py) is scanned with ``kernels=True``; in the same test
+the model is compiled by a plain ``torch.compile`` (FX-graph cache off, so Inductor lowers) and
+``torch._inductor.metrics.generated_kernel_count`` must equal the scan's ``kernel_count``. The
+finding must be the rule's, at the exact line; the twin has no finding. Every compile is a cold
+g++ compile (1–2 s), so all but one pair run in the slow suite.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from breakscan import scan
+from breakscan.pipeline.load import load_target
+from conftest import SAMPLES, locate
+
+KERNELS = SAMPLES / "kernels.py"
+
+# (model, shape, dtype, rule, category, the line's text) and its twin
+CASES = [
+    ("SortForMax", "4,64", "float32", "BS201", "fallback", "v, _ = torch.sort(h, dim=-1)",
+     "MaxNoSort", "4,64"),
+    ("CastRoundTrip", "4,64", "float32", "BS202", "dtype_cast",
+     "h = h.to(torch.float64).sin().to(torch.float32)", "NoCast", "4,64"),
+    ("HalfUpcast", "4,64", "bfloat16", "BS202", "dtype_cast", "h = h.float().softmax(-1)",
+     "HalfKept", "4,64"),
+    ("LayoutCopy", "8,64,256", "float32", "BS203", "layout_copy",
+     "h = x.transpose(1, 2).contiguous()", "LayoutView", "8,256,64"),
+    ("PairwiseBroadcast", "256,8", "float32", "BS204", "broadcast",
+     "d = a[:, None, :] - a[None, :, :]", "PairwiseProjected", "256,8"),
+]
+FAST = {"SortForMax"}
+
+
+def inductors_own_count(name: str, shape: str, dtype: str) -> int:
+    """``generated_kernel_count`` of a plain torch.compile of the model, the cache off."""
+    import torch._inductor.config as config
+    from torch._inductor import metrics
+
+    loaded = load_target(f"{KERNELS}:{name}", input_shapes=[shape], dtype=dtype)
+    torch._dynamo.reset()
+    metrics.reset()
+    with config.patch(fx_graph_cache=False), torch.no_grad():
+        torch.compile(loaded.fn)(*loaded.args)
+    torch._dynamo.reset()
+    return metrics.generated_kernel_count
+
+
+PARAMS = [pytest.param(*case, marks=() if case[0] in FAST else (pytest.mark.slow,), id=case[0])
+          for case in CASES]
+
+
+@pytest.mark.parametrize("name,shape,dtype,rule,category,code,twin,twin_shape", PARAMS)
+def test_each_kernel_rule_at_its_line_with_inductors_own_kernel_count(
+        name, shape, dtype, rule, category, code, twin, twin_shape):
+    result = scan(f"{KERNELS}:{name}", input_shapes=[shape], dtype=dtype, kernels=True)
+    assert (result.summary.graph_count, result.summary.graph_break_count) == (1, 0)
+    (graph,) = result.graphs
+    found = graph.inductor
+    assert found is not None and found.error is None
+    assert found.kernel_count == inductors_own_count(name, shape, dtype)
+    _, line = locate(code, KERNELS)
+    assert [(f.rule, f.category, f.line) for f in result.kernel_findings] == \
+        [(rule, category, line)]
+    assert result.kernel_findings[0].file == str(KERNELS)
+    # every IR line of the graph's ops names a kernel and the line it came from
+    ops = [n for n in found.nodes if n.op not in ("placeholder", "output", "getitem")]
+    assert ops and all(n.file == str(KERNELS) and n.line for n in ops)
+    assert all(n.kernels for n in ops if n.shape is not None)
+    assert result.summary.kernels_per_call == len(found.kernels)
+
+    fixed = scan(f"{KERNELS}:{twin}", input_shapes=[twin_shape], dtype=dtype, kernels=True)
+    assert fixed.kernel_findings == []
+    assert fixed.graphs[0].inductor.kernel_count == inductors_own_count(twin, twin_shape, dtype)
+
+
+def test_the_fallback_is_named_with_its_kernel_and_the_ir_shows_types_and_lines():
+    result = scan(f"{KERNELS}:SortForMax", input_shapes=["4,64"], kernels=True)
+    found = result.graphs[0].inductor
+    _, sort_line = locate("v, _ = torch.sort(h, dim=-1)", KERNELS)
+    assert [(f.op, f.line) for f in found.fallbacks] == [("aten.sort.stable", sort_line)]
+    assert [(k.kind, k.op) for k in found.kernels] == [
+        ("fused", None), ("fallback", "aten.sort.stable"), ("fused", None)]
+    ir = found.ir.splitlines()
+    assert any(line.startswith("%relu: f32[4, 64] = relu(%l_x_)") for line in ir)
+    assert any("sort(%h, dim=-1)" in line and f"kernels.py:{sort_line}" in line
+               for line in ir)
+
+
+def test_without_kernels_nothing_is_compiled_by_inductor():
+    result = scan(f"{KERNELS}:SortForMax", input_shapes=["4,64"])
+    assert all(g.inductor is None for g in result.graphs)
+    assert result.kernel_findings == [] and result.summary.kernels_per_call is None
+    doc = result.to_dict()
+    assert doc["graphs"][0]["ir"] is None and doc["graphs"][0]["kernels"] == []
+
+
+def test_a_host_sync_kept_in_the_graph_is_found_and_inductors_failure_is_reported():
+    """capture_scalar_outputs keeps `.item()` in the graph (BS205). breakscan's Inductor compile
+    of that graph (outside Dynamo's tracing context) fails on the unbacked scalar: the graph
+    says so instead of a kernel count."""
+    with torch._dynamo.config.patch(capture_scalar_outputs=True):
+        result = scan(f"{KERNELS}:ItemInGraph", input_shapes=["4,64"], kernels=True)
+    _, line = locate("scale = x.abs().max().item()", KERNELS)
+    assert [(f.rule, f.line) for f in result.kernel_findings] == [("BS205", line)]
+    (graph,) = result.graphs
+    assert graph.inductor.error.startswith("DataDependentOutputException")
+    assert graph.inductor.kernel_count is None and result.summary.kernels_per_call is None

@@ -1,0 +1,119 @@
+"""Reports of ``--kernels`` and ``--fix`` on recorded real results (tests/fixtures/results):
+kernels.json is ``SortForMax`` and ``MaxNoSort`` scanned with ``--kernels --max-kernels 2
+--fail-on fallback``; fix.json is ``PerLayerBranch --fix``. Torch-free: nothing is scanned here.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+from rich.console import Console
+
+from breakscan.gate import evaluate
+from breakscan.options import GateOptions
+from breakscan.report.terminal import render_runs
+from conftest import SAMPLES, locate, recorded_runs
+
+KERNELS = SAMPLES / "kernels.py"
+
+
+def _terminal(runs) -> str:
+    console = Console(record=True, width=100, file=io.StringIO())
+    render_runs(runs, console)
+    return " ".join(console.export_text().split())
+
+
+def test_the_kernel_gate_counts_kernels_per_call_and_fails_on_the_fallback():
+    sort, no_sort = recorded_runs("kernels")
+    _, sort_line = locate("v, _ = torch.sort(h, dim=-1)", KERNELS)
+    (graph,) = sort.result.graphs
+    assert [k.kind for k in graph.inductor.kernels] == ["fused", "fallback", "fused"]
+    assert sort.result.summary.kernels_per_call == 3.0
+    checks = {c.name: (c.actual, c.passed) for c in sort.result.gate.checks}
+    assert checks == {"max_kernels": (3, False), "fail_on:fallback": (1, False)}
+    assert sort.exit_code == 1
+    assert no_sort.exit_code == 0 and no_sort.result.kernel_findings == []
+    assert [(f.rule, f.line) for f in sort.result.kernel_findings] == [("BS201", sort_line)]
+
+
+def test_a_kernel_gate_without_kernels_measured_fails_and_says_why():
+    (sort, _) = recorded_runs("kernels")
+    for graph in sort.result.graphs:
+        graph.inductor = None
+    sort.result.summary.kernels_per_call = None
+    gate = evaluate(sort.result, GateOptions(max_kernels=10, fail_on=("fallback",)))
+    assert not gate.passed
+    assert all("not measured (run with --kernels)" in c.detail for c in gate.checks)
+
+
+def test_json_has_the_kernel_fields_on_each_graph():
+    sort, _ = recorded_runs("kernels")
+    doc = json.loads(json.dumps(sort.result.to_dict(), default=str))
+    graph = doc["graphs"][0]
+    for key in ("ir", "ir_nodes", "kernel_count", "kernels", "fallbacks", "fusion_stops",
+                "inductor_compile_s", "inductor_error"):
+        assert key in graph
+    assert "inductor" not in graph
+    assert graph["fallbacks"][0]["op"] == "aten.sort.stable"
+    assert doc["kernel_findings"][0]["rule"] == "BS201"
+    assert doc["summary"]["kernels_per_call"] == 3.0
+
+
+def test_terminal_shows_the_kernels_table_the_rule_and_its_advice():
+    text = _terminal(recorded_runs("kernels")[:1])
+    _, sort_line = locate("v, _ = torch.sort(h, dim=-1)", KERNELS)
+    assert "Kernels (Inductor, compiled once per graph, 3 kernels launched per call)" in text
+    assert "graph 1: 6 ops → 3 kernels (2 fused, 1 fallback); Inductor's generated_kernel_count " \
+           "2" in text
+    assert f"op1 fallback sort sort sample_models/kernels.py:{sort_line}" in text
+    assert f"BS201 fallback-kernel · graph 1 · sample_models/kernels.py:{sort_line}" in text
+    assert "fix: Compute only what you need" in text
+    assert "· kernels 3" in text  # the summary line's per-call count
+
+
+def test_terminal_shows_a_verified_fix_with_its_same_process_timing():
+    """What `breakscan per_layer_branch.py:PerLayerBranch --fix` prints (recorded)."""
+    text = _terminal(recorded_runs("fix"))
+    assert "graphs 3 → 1 · graph calls per call 48 → 1 · breaks 1 → 0 · outputs match" in text
+    assert "interleaved block pairs of" in text and "same process" in text
+    assert any(v in text for v in ("× faster (95 % CI", "× SLOWER (95 % CI",
+                                   "no measurable difference ("))
+
+
+def test_html_shows_each_graphs_kernels_ir_and_findings_escaped():
+    from breakscan.report.html import to_html
+
+    sort, _ = recorded_runs("kernels")
+    page = to_html([sort])
+    assert "Inductor: 6 ops → 3 kernel(s), generated_kernel_count 2" in page
+    assert "<code>aten.sort.stable</code>" in page
+    assert "%relu: f32[4, 64] = relu(%l_x_)" in page  # the IR, in a <pre>
+    assert "Inside the graphs (kernel rules)" in page and "<code>BS201</code>" in page
+    assert 'data-key="kernels_per_call"' in page
+
+
+def test_the_config_keys_and_the_kernel_gate_turn_kernels_on():
+    import pytest
+
+    from breakscan.config import from_config
+    from breakscan.errors import UsageError
+
+    scan, gate, _ = from_config({"kernels": True}, target="m.py:M", where="t")
+    assert scan.kernels and not gate.active
+    for entry in ({"max-kernels": 40}, {"fail-on": ["fallback"]}):
+        scan, gate, _ = from_config(entry, target="m.py:M", where="t")
+        assert scan.kernels and gate.needs_kernels
+    scan, gate, _ = from_config({"fail-on": ["item"]}, target="m.py:M", where="t")
+    assert not scan.kernels and not gate.needs_kernels
+    with pytest.raises(UsageError, match="unknown --fail-on category fallbacks; choose from "):
+        from_config({"fail-on": ["fallbacks"]}, target="m.py:M", where="t")
+
+
+def test_the_kernel_rules_are_in_the_one_catalogue():
+    from breakscan.rules import CATALOGUE, find_rule
+
+    kernel = [r for r in CATALOGUE if r.kind == "kernel"]
+    assert [r.id for r in kernel] == ["BS201", "BS202", "BS203", "BS204", "BS205"]
+    assert all(r.why and r.suggestion and r.before and r.after for r in kernel)
+    assert find_rule("fallback").id == "BS201" and find_rule("layout-copy").id == "BS203"

@@ -175,3 +175,22 @@ def assert_the_twin_wins(doc: dict, good: Expectation) -> None:
         assert ab[side]["low"] <= ab[side]["value"] <= ab[side]["high"]
     assert ab["verdict"] in ("faster", "slower", "no measurable difference")
     assert ab["blocks"] >= 10
+
+
+def inductors_own_kernel_count(target: str, **load: object) -> int:
+    """``torch._inductor.metrics.generated_kernel_count`` of a plain ``torch.compile`` of the
+    target (fresh Dynamo, the FX-graph cache off so Inductor lowers): what ``--kernels`` must
+    report, summed over the graphs."""
+    import torch
+    import torch._inductor.config as config
+    from torch._inductor import metrics
+
+    from breakscan.pipeline.load import load_target
+
+    loaded = load_target(target, **load)
+    torch._dynamo.reset()
+    metrics.reset()
+    with config.patch(fx_graph_cache=False), torch.no_grad():
+        torch.compile(loaded.fn)(*loaded.args, **loaded.kwargs)
+    torch._dynamo.reset()
+    return metrics.generated_kernel_count

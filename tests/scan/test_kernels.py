@@ -13,8 +13,7 @@ import pytest
 import torch
 
 from breakscan import scan
-from breakscan.pipeline.load import load_target
-from conftest import SAMPLES, locate
+from conftest import SAMPLES, inductors_own_kernel_count, locate
 
 KERNELS = SAMPLES / "kernels.py"
 
@@ -35,17 +34,7 @@ FAST = {"SortForMax"}
 
 
 def inductors_own_count(name: str, shape: str, dtype: str) -> int:
-    """``generated_kernel_count`` of a plain torch.compile of the model, the cache off."""
-    import torch._inductor.config as config
-    from torch._inductor import metrics
-
-    loaded = load_target(f"{KERNELS}:{name}", input_shapes=[shape], dtype=dtype)
-    torch._dynamo.reset()
-    metrics.reset()
-    with config.patch(fx_graph_cache=False), torch.no_grad():
-        torch.compile(loaded.fn)(*loaded.args)
-    torch._dynamo.reset()
-    return metrics.generated_kernel_count
+    return inductors_own_kernel_count(f"{KERNELS}:{name}", input_shapes=[shape], dtype=dtype)
 
 
 PARAMS = [pytest.param(*case, marks=() if case[0] in FAST else (pytest.mark.slow,), id=case[0])

@@ -19,7 +19,7 @@ import pytest
 from breakscan.options import Limits, ScanOptions
 from breakscan.process.runner import scan_isolated
 
-from conftest import GAINED, FIXTURES, ROOT, run_cli
+from conftest import GAINED, FIXTURES, ROOT, inductors_own_kernel_count, run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -385,23 +385,6 @@ KERNEL_MODELS = {  # one real model per family, scanned with --kernels
 }
 
 
-def _inductors_own_count(target: str, options: dict) -> int:
-    """generated_kernel_count of a plain torch.compile of the same model (FX cache off)."""
-    import torch
-    import torch._inductor.config as config
-    from torch._inductor import metrics
-
-    from breakscan.pipeline.load import load_target
-
-    loaded = load_target(target, **options)
-    torch._dynamo.reset()
-    metrics.reset()
-    with config.patch(fx_graph_cache=False), torch.no_grad():
-        torch.compile(loaded.fn)(*loaded.args, **loaded.kwargs)
-    torch._dynamo.reset()
-    return metrics.generated_kernel_count
-
-
 @pytest.mark.parametrize("name", KERNEL_MODELS)
 def test_kernels_of_a_real_model_equal_inductors_own_count(name):
     target, options = KERNEL_MODELS[name]
@@ -411,7 +394,7 @@ def test_kernels_of_a_real_model_equal_inductors_own_count(name):
     assert result.graphs and all(g.inductor is not None and g.inductor.error is None
                                  for g in result.graphs)
     ours = sum(g.inductor.kernel_count for g in result.graphs)
-    assert ours == _inductors_own_count(target, options)
+    assert ours == inductors_own_kernel_count(target, **options)
     # every kernel is tied to at least one line, and the per-call launch count is there
     kernels = [k for g in result.graphs for k in g.inductor.kernels]
     assert kernels and all(k.lines for k in kernels)

@@ -112,9 +112,8 @@ def _kind(ir_node: Any) -> tuple[str | None, str | None]:
     if isinstance(ir_node, ir.FallbackKernel):
         return "fallback", _op_name(getattr(ir_node, "op_overload", None)
                                     or getattr(ir_node, "python_kernel_name", ""))
-    if isinstance(ir_node, (ir.MultiOutput, ir.NoneLayout)) or \
-            type(ir_node).__name__ in ("MultiOutput", "NopKernel", "ComputedBuffer_NOP"):
-        return None, None
+    if isinstance(ir_node, ir.MultiOutput) or type(ir_node).__name__ == "NopKernel":
+        return None, None  # picks an output of a multi-output kernel / a no-op: no launch
     if isinstance(ir_node, ir.ExternKernel):
         return "extern", str(getattr(ir_node, "python_kernel_name", None)
                              or type(ir_node).__name__)

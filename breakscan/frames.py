@@ -40,6 +40,12 @@ class Frame:
         return f"{self.file}:{self.line}"
 
 
+def split_location(loc: str) -> tuple[str, int] | None:
+    """``"file.py:12"`` (what :meth:`Frame.location` writes) back into (file, line)."""
+    file, _, line = loc.rpartition(":")
+    return (file, int(line)) if file and line.isdigit() else None
+
+
 def _folder(path: str | None) -> str | None:
     return os.path.abspath(path) + os.sep if path else None
 

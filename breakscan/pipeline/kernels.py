@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from ..dynamo.inductor import InductorInspection, available
-from ..frames import parse_stack
+from ..frames import parse_stack, split_location
 from ..records import Fallback, GraphKernels, IRNode, Kernel, RawInductorGraph
 
 DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
@@ -96,24 +96,16 @@ def ir_text(nodes: list[IRNode]) -> str:
 
 
 def _fallbacks(raw: RawInductorGraph, kernels: list[Kernel]) -> list[Fallback]:
-    """Every op Inductor ran as an ATen fallback, at the user's line of its kernel."""
+    """Every op Inductor ran as an ATen fallback (logged as a perf hint, or a fallback kernel
+    it did not log), at the user's line of its kernel."""
+    ops = list(dict.fromkeys(raw.fallback_ops + [k.op or "?" for k in kernels
+                                                 if k.kind == "fallback"]))
     found = []
-    for op in raw.fallback_ops:
+    for op in ops:
         kernel = next((k for k in kernels if k.kind == "fallback" and k.op == op), None)
-        where = parse_stack_location(kernel.lines[0]) if kernel and kernel.lines else (None, None)
-        found.append(Fallback(op, *where))
-    seen = {f.op for f in found}
-    for k in kernels:  # a fallback Inductor did not log as a perf hint (still a fallback)
-        if k.kind == "fallback" and k.op not in seen:
-            seen.add(k.op or "")
-            where = parse_stack_location(k.lines[0]) if k.lines else (None, None)
-            found.append(Fallback(k.op or "?", *where))
+        where = split_location(kernel.lines[0]) if kernel and kernel.lines else None
+        found.append(Fallback(op, *(where or (None, None))))
     return found
-
-
-def parse_stack_location(location: str) -> tuple[str | None, int | None]:
-    file, _, line = location.rpartition(":")
-    return (file, int(line)) if file and line.isdigit() else (None, None)
 
 
 def graph_kernels(gm: Any, raw: RawInductorGraph) -> GraphKernels:

@@ -23,7 +23,7 @@ from ..analysis.categories import REGISTRY_URL
 from ..result import Comparison, ModelRun, ScanResult
 from ..verdicts import Fix
 from ..rules import finding_status, rule_for
-from ..frames import display_path, is_user_file, source_allowed
+from ..frames import display_path, is_user_file, source_allowed, split_location
 from ..result import whole as count
 from .literal import printable, scrubbed
 from .wording import (COMPILE_ERROR_ADVICE, calls_line, calls_text, chain_step, compared_speedup,
@@ -96,11 +96,6 @@ def _highlight_diff(diff: str) -> Markup:
                             HtmlFormatter(nowrap=True)))
 
 
-def _split_location(loc: str) -> tuple[str, int] | None:
-    file, _, line = loc.rpartition(":")
-    return (file, int(line)) if file and line.isdigit() else None
-
-
 def _read(path: str, roots: list[str] | None = None) -> str | None:
     if not source_allowed(path, roots):
         return None
@@ -120,7 +115,7 @@ def _source_views(result: ScanResult, section: str) -> tuple[list[SourceView], d
     graph_lines: dict[str, dict[int, list[int]]] = {}
     for graph in result.graphs:
         for loc in graph.source_lines:
-            parsed = _split_location(loc)
+            parsed = split_location(loc)
             if parsed is None or not is_user_file(parsed[0]):
                 continue
             graph_lines.setdefault(parsed[0], {}).setdefault(parsed[1], []).append(graph.index)

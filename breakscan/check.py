@@ -97,7 +97,7 @@ def config_targets(section: dict[str, Any], config_path: str | Path,
         try:
             options, gate, limits = from_config({**defaults, **entry}, target=target,
                                                 where=where)
-            options.check(target)
+            options.check(target, gate)
         except UsageError as exc:
             out.append(ModelRun(target=target, result=None, error=str(exc), exit_code=2))
             continue

@@ -17,7 +17,7 @@ from typing import Any
 from .errors import UsageError
 from .kernel_rules import KERNEL_RULES
 from .frames import display_path, relative_to
-from .options import GateOptions
+from .options import NO_INPUT_SETS, GateOptions
 from .records import RootBreak
 from .result import ScanResult
 from .verdicts import Check, GateResult
@@ -69,8 +69,7 @@ def evaluate(result: ScanResult, config: GateOptions) -> GateResult:
     limit("max_graphs", config.max_graphs, s.graph_count)
     if config.max_recompiles is not None:
         if result.recompiles is None:
-            raise UsageError("--max-recompiles needs input sets to recompile over: add "
-                             "--vary-batch or --shapes")
+            raise UsageError(NO_INPUT_SETS)  # the API's scan; the CLI checks it first
         limit("max_recompiles", config.max_recompiles, s.recompile_count)
     if config.max_graph_calls is not None:
         # Per model call at run time: a graph that runs in every layer counts every time.

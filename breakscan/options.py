@@ -89,11 +89,12 @@ class ScanOptions:
         """A copy with some fields changed (fix verification, compare's output check)."""
         return replace(self, **changes)
 
-    def check(self, target: str) -> None:
+    def check(self, target: str, gate: "GateOptions | None" = None) -> None:
         """Check what needs no model before a scan process starts: a typo in the target, its
-        file, a shape, ``--init-args``, ``--vary-batch``, ``--dtype`` or ``--device`` fails in
-        milliseconds with the same one-line UsageError the scan would give (the rest is checked
-        when the model loads)."""
+        file, a shape, ``--init-args``, ``--vary-batch``, ``--dtype`` or ``--device``, or a
+        ``--max-recompiles`` with no input sets to recompile over, fails in milliseconds with the
+        same one-line UsageError the scan would give (the rest is checked when the model
+        loads)."""
         spec = parse_target(target)
         if spec.is_file:
             check_source_file(spec.source)
@@ -107,6 +108,9 @@ class ScanOptions:
             check_dtype_name(self.dtype)
         if isinstance(self.device, str):
             check_device_name(self.device)
+        if gate is not None and gate.max_recompiles is not None and not (self.vary_batch
+                                                                         or self.shapes):
+            raise UsageError(NO_INPUT_SETS)
 
     @property
     def compile_settings(self) -> dict[str, Any]:
@@ -160,6 +164,10 @@ def parse_compile_options(value: Any) -> tuple[tuple[str, Any], ...]:
                 parsed = raw
             items.append((key.strip(), parsed))
     return tuple(sorted(items))
+
+
+NO_INPUT_SETS = ("--max-recompiles needs input sets to recompile over: add --vary-batch or "
+                 "--shapes")
 
 
 @dataclass(frozen=True)

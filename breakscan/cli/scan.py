@@ -118,7 +118,7 @@ def scan(
             timing=TimingOptions(backend=backend, mode=mode, threads=threads,
                                  max_run_time=max_run_time)
             if time_it or fix else None)
-        options.check(target)  # a typo fails here, before a scan process starts
+        options.check(target, gate)  # a typo fails here, before a scan process starts
         limits = Limits(timeout=timeout, memory_limit_mb=memory_limit)
         with live_status(target, enabled=not quiet and output_format is OutputFormat.terminal
                          and output is None) as on_stage:

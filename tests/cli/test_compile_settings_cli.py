@@ -1,5 +1,6 @@
 """The user's own torch.compile settings through the real CLI: the gate checks the --dynamic
-setting the user ships, and compare runs both models with the same settings."""
+setting the user ships (compare runs both models with the same settings:
+tests/cli/test_compare.py)."""
 
 from __future__ import annotations
 
@@ -29,13 +30,3 @@ def test_the_gate_checks_the_dynamic_setting_the_user_ships():
     terminal = run_cli(*args, "--dynamic", "true")
     assert "torch.compile settings: dynamic=True for the capture, run-time counts, recompiles" \
         in " ".join(terminal.stdout.split())
-
-
-def test_compare_runs_both_models_with_the_same_settings():
-    proc = run_cli("compare", NO_BRANCH, NO_BRANCH, "-s", "8,16", "--dynamic", "true",
-                   "--backend", "eager", "--max-run-time", "0.05", "-f", "json")
-    assert proc.returncode == 0, proc.stderr
-    doc = json.loads(proc.stdout)
-    for side in ("a", "b"):
-        assert doc[side]["result"]["compile_settings"]["dynamic"] is True
-    assert doc["ab"]["verdict"] in ("faster", "slower", "no measurable difference")

@@ -73,21 +73,6 @@ def test_a_verified_fix_is_timed_against_the_original_in_one_process():
     # Its terminal report: tests/unit/test_kernel_and_fix_reports.py (a recorded --fix).
 
 
-def test_capture_scalar_outputs_verifies_for_item():
-    fixes = _fixes(f"{SAMPLES}/item_logging.py:LogInsideForward")
-    fix = _by_id(fixes, "capture_scalar_outputs")
-    assert (fix["kind"], fix["setting"]) == (
-        "setting", "torch._dynamo.config.capture_scalar_outputs = True")
-    assert fix["status"] in GAINED and (fix["after"]["graph_count"], fix["after"]["breaks"]) == (1, 0)
-
-
-def test_torch_where_verifies_for_a_two_branch_tensor_if():
-    fix = _by_id(_fixes(f"{SAMPLES}/tensor_branch.py:TensorIf"), "torch_where")
-    assert fix["status"] in GAINED and fix["outputs_match"] and fix["max_abs_error"] == 0.0
-    assert (fix["after"]["graph_count"], fix["after"]["breaks"]) == (1, 0)
-    assert "+        h = torch.where(h.sum() > 0, h * 2, h - 1)" in fix["diff"]
-
-
 def test_dynamic_true_verifies_for_a_shape_branch_recompile():
     fix = _by_id(_fixes(f"{SAMPLES}/shape_branch.py:ShapeBranch", "--vary-batch", "2,4,16"),
                  "dynamic")
@@ -108,13 +93,21 @@ def test_a_rewrite_that_changes_outputs_is_not_verified():
     assert (fix["after"]["graph_count"], fix["after"]["breaks"]) == (1, 0)  # fewer, but wrong
 
 
-def test_fix_write_rewrites_the_file_keeps_a_backup_and_the_break_is_gone(tmp_path):
+def test_torch_where_verifies_and_write_rewrites_the_file_keeps_a_backup_and_the_break_is_gone(
+        tmp_path):
     model = tmp_path / "tensor_branch.py"
     shutil.copy(SAMPLES / "tensor_branch.py", model)
     original = model.read_text()
-    proc = run_cli(f"{model}:TensorIf", "-s", "8,16", "--fix", "--write", *FAST)
+    report = tmp_path / "fix.json"
+    proc = run_cli(f"{model}:TensorIf", "-s", "8,16", "--fix", "--write", *FAST, "-f", "json",
+                   "-o", str(report))
     assert proc.returncode == 0, proc.stderr
-    assert "written to" in proc.stdout
+    fix = _by_id(json.loads(report.read_text())["fixes"], "torch_where")
+    assert fix["status"] in GAINED and fix["outputs_match"] and fix["max_abs_error"] == 0.0
+    assert (fix["after"]["graph_count"], fix["after"]["breaks"]) == (1, 0)
+    assert "+        h = torch.where(h.sum() > 0, h * 2, h - 1)" in fix["diff"]
+    assert fix["written"] is True
+    assert f"breakscan: rewrote {model} (backup beside it: .breakscan.bak)" in proc.stderr
     backup = tmp_path / "tensor_branch.py.breakscan.bak"
     assert backup.read_text() == original
     assert "torch.where(h.sum() > 0, h * 2, h - 1)" in model.read_text()
@@ -138,6 +131,8 @@ def test_an_item_only_logged_is_guarded_with_its_print():
     # The setting alone keeps both graphs (the print still breaks) but takes the .item() into
     # the graph: one return to Python per call instead of two. Reported with its numbers.
     setting = _by_id(fixes, "capture_scalar_outputs")
+    assert (setting["kind"], setting["setting"]) == (
+        "setting", "torch._dynamo.config.capture_scalar_outputs = True")
     assert setting["status"] in GAINED
     assert (setting["before"]["graph_count"], setting["after"]["graph_count"]) == (2, 2)
     assert (setting["before"]["eager_gaps_per_call"],

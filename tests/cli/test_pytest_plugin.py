@@ -80,33 +80,11 @@ def test_only_the_limits_given_apply_and_a_failure_is_reported_once(pytester):
     assert "torch.__trace" not in out
 
 
-def test_the_plugin_runs_under_xdist(pytester):
-    pytest = __import__("pytest")
-    pytest.importorskip("xdist")
-    pytester.makepyfile(test_zoo=f"""
-        import sys
-        import pytest
-        import torch
-        sys.path.insert(0, {str(SAMPLES)!r})
-        import item_logging, tensor_branch
-
-        @pytest.mark.parametrize("model", [item_logging.LogOutsideForward,
-                                           tensor_branch.TensorWhere])
-        def test_clean(breakscan, model):
-            assert breakscan(model(), torch.randn(8, 16)).summary.graph_count == 1
-
-        def test_broken(breakscan):
-            breakscan(tensor_branch.TensorIf(), torch.randn(8, 16))
-    """)
-    result = pytester.runpytest_subprocess("-n", "2", "-p", "xdist")
-    result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines(["*2 workers*", "*max_breaks 1 > limit 0*"])
-
-
 @pytest.mark.parametrize("dist", ["load", "loadfile"])
 def test_a_model_zoo_module_over_the_config_targets_runs_under_xdist(pytester, dist):
     """The README's model-zoo pattern: one test per [tool.breakscan] target, spread over
-    workers with `pytest -n 2` (each target scanned in its own process, gated like `check`)."""
+    workers with `pytest -n 2` (each target scanned in its own process, gated like `check`);
+    with `--dist load`, beside it a module of `breakscan` fixture tests in the same session."""
     pytest.importorskip("xdist")
     pytester.makefile(".toml", pyproject=f"""
         [tool.breakscan]
@@ -132,8 +110,31 @@ def test_a_model_zoo_module_over_the_config_targets_runs_under_xdist(pytester, d
         def test_compiles_within_its_gate(entry):
             assert_target(entry)
     """)
+    if dist == "load":
+        _fixture_tests(pytester)
     result = pytester.runpytest_subprocess("-n", "2", "-p", "xdist", "--dist", dist)
-    result.assert_outcomes(passed=2, failed=1)
-    result.stdout.fnmatch_lines(["*2 workers*",
-                                 "*tensor_branch.py:TensorIf failed its graph-break gate: "
-                                 "max_breaks 1 > limit 0*"])
+    result.assert_outcomes(passed=4 if dist == "load" else 2, failed=2 if dist == "load" else 1)
+    result.stdout.fnmatch_lines(["*2 workers*"])
+    out = result.stdout.str()
+    assert "tensor_branch.py:TensorIf failed its graph-break gate: max_breaks 1 > limit 0" in out
+    if dist == "load":
+        assert "breakscan: TensorIf failed its graph-break gate: max_breaks 1 > limit 0" in out
+
+
+def _fixture_tests(pytester) -> None:
+    """Tests of the `breakscan` fixture, two clean models and a broken one."""
+    pytester.makepyfile(test_fixture_zoo=f"""
+        import sys
+        import pytest
+        import torch
+        sys.path.insert(0, {str(SAMPLES)!r})
+        import item_logging, tensor_branch
+
+        @pytest.mark.parametrize("model", [item_logging.LogOutsideForward,
+                                           tensor_branch.TensorWhere])
+        def test_clean(breakscan, model):
+            assert breakscan(model(), torch.randn(8, 16)).summary.graph_count == 1
+
+        def test_broken(breakscan):
+            breakscan(tensor_branch.TensorIf(), torch.randn(8, 16))
+    """)

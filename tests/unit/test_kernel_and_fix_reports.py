@@ -81,6 +81,16 @@ def test_terminal_shows_a_verified_fix_with_its_same_process_timing():
                                    "no measurable difference ("))
 
 
+def test_terminal_says_where_a_written_fix_went_and_its_backup():
+    """`--fix --write` (tests/cli/test_fixes_cli.py checks the file, the backup and stderr)."""
+    (run,) = recorded_runs("fix")
+    fix = next(f for f in run.result.fixes if f.verified)
+    fix.written, fix.backup = True, f"{fix.file}.breakscan.bak"
+    text = _terminal([run])
+    assert "written to sample_models/per_layer_branch.py (backup " \
+           "sample_models/per_layer_branch.py.breakscan.bak)" in text
+
+
 def test_html_shows_each_graphs_kernels_ir_and_findings_escaped():
     from breakscan.report.html import to_html
 

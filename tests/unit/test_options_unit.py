@@ -35,8 +35,10 @@ def test_errors_that_need_no_model_are_found_before_a_scan_process_starts(target
         ScanOptions(**options).check(target)
 
 
-@pytest.mark.parametrize("flag, value, text", [("--dtype", "float8", "unknown --dtype 'float8'"),
-                                               ("--device", "tpu", "unknown --device 'tpu'")])
+@pytest.mark.parametrize("flag, value, text", [
+    ("--dtype", "float8", "unknown --dtype 'float8'"),
+    ("--device", "tpu", "unknown --device 'tpu'"),
+    ("--max-recompiles", "0", "--max-recompiles needs input sets to recompile over")])
 def test_the_cli_answers_a_wrong_dtype_or_device_without_starting_a_scan(
         flag, value, text, monkeypatch, capsys):
     import breakscan.process.isolate as isolate
@@ -52,6 +54,14 @@ def test_the_cli_answers_a_wrong_dtype_or_device_without_starting_a_scan(
     assert ended.value.code == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert line.startswith("breakscan: error: ") and text in line
+
+
+def test_a_config_target_gated_on_recompiles_without_input_sets_fails_before_its_scan(tmp_path):
+    from breakscan.check import config_targets
+
+    (run,) = config_targets({"targets": [{"target": f"{ROOT}/{ITEM}", "input-shape": ["8,16"],
+                                          "max-recompiles": 0}]}, tmp_path / "pyproject.toml")
+    assert run.exit_code == 2 and run.error.startswith("--max-recompiles needs input sets")
 
 
 def test_usage_error_for_unknown_category():

@@ -164,9 +164,13 @@ class InductorInspection:
         return nodes
 
     def compile(self, gm: Any, example_inputs: list[Any], index: int,
-                training: bool = False) -> tuple[RawInductorGraph, Callable[..., Any] | None]:
-        """Compile ``gm`` with Inductor: its record, and the compiled callable (None when the
-        compile raised; the record then carries the error)."""
+                training: bool | None = False, *,
+                compiler: Callable[[Any, list[Any]], Any] | None = None,
+                reraise: bool = False) -> tuple[RawInductorGraph, Callable[..., Any] | None]:
+        """Compile ``gm`` with Inductor (``compiler``, default ``compile_fx``): its record, and
+        the compiled callable (None when the compile raised; the record then carries the error,
+        and ``reraise`` raises it too). ``training`` None leaves the grad mode as it is (a
+        backend inside torch.compile)."""
         import torch._functorch.config as functorch_config
         import torch._inductor.config as config
         from torch._inductor import metrics
@@ -174,7 +178,7 @@ class InductorInspection:
 
         self._phase_nodes = []
         handler = _Records()
-        grad = contextlib.nullcontext() if training else torch.no_grad()
+        grad = contextlib.nullcontext() if training is None or training else torch.no_grad()
         before = metrics.generated_kernel_count
         start = time.perf_counter()
         compiled, error = None, None
@@ -184,8 +188,10 @@ class InductorInspection:
                 functorch_config.patch(enable_autograd_cache=False,
                                        enable_remote_autograd_cache=False):
             try:
-                compiled = compile_fx(gm, example_inputs)
+                compiled = (compiler or compile_fx)(gm, example_inputs)
             except Exception as exc:
+                if reraise:
+                    raise
                 text = str(exc).strip()
                 error = type(exc).__name__ + (f": {text.splitlines()[0]}" if text else "")
         seconds = time.perf_counter() - start
@@ -203,6 +209,30 @@ class InductorInspection:
             fusion_stops=[FusionStop(a, b, why, names.get(a, []), names.get(b, []))
                           for a, b, why in stops],
             seconds=round(seconds, 3), error=error), compiled
+
+
+class InspectingInductor:
+    """``torch.compile``'s own Inductor backend (its mode and options), each graph recorded as
+    :class:`InductorInspection` records it: with ``--time`` and ``--kernels`` the timed compile
+    is the inspected one, so each graph is compiled by Inductor once for both. Inside
+    torch.compile the graph compiles in Dynamo's tracing context, as it would for the user."""
+
+    def __init__(self, mode: str | None, options: dict[str, Any] | None,
+                 dynamic: bool | None) -> None:
+        self._inductor = torch._TorchCompileInductorWrapper(mode, options, dynamic)
+        self._inspection = InductorInspection()
+        self.graphs: list[tuple[Any, RawInductorGraph]] = []  # (graph module, its record)
+
+    @staticmethod
+    def available() -> bool:
+        return available() is None and hasattr(torch, "_TorchCompileInductorWrapper")
+
+    def __call__(self, gm: Any, example_inputs: list[Any]) -> Callable[..., Any]:
+        raw, compiled = self._inspection.compile(gm, example_inputs, len(self.graphs),
+                                                 training=None, compiler=self._inductor,
+                                                 reraise=True)
+        self.graphs.append((gm, raw))
+        return compiled
 
 
 def _scheduler_origins(phases: list[list[Any]]) -> dict[str, list[str]]:

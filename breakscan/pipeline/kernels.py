@@ -123,6 +123,11 @@ def graph_kernels(gm: Any, raw: RawInductorGraph) -> GraphKernels:
                         fusion_stops=raw.fusion_stops, compile_s=raw.seconds, error=raw.error)
 
 
+def op_count(gm: Any) -> int:
+    """The graph's ops as ``GraphInfo.op_count`` counts them (functions, methods, modules)."""
+    return sum(n.op in ("call_function", "call_method", "call_module") for n in gm.graph.nodes)
+
+
 def inspect_graphs(graphs: list[tuple[Any, list[Any]]], *, training: bool,
                    notes: list[str]) -> list[GraphKernels | None]:
     """Compile each (graph module, example inputs) once with Inductor; None for every graph

@@ -166,6 +166,9 @@ class _Timed:
     report: TimingReport
     on_stage: Callable[[str, TimingReport], None] | None
     on_progress: OnProgress | None
+    # The compiled variant's backend in place of timing.backend: --kernels' inspecting Inductor
+    # (which holds the mode and options itself).
+    backend: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         self.grad = contextlib.nullcontext() if self.call.training else torch.no_grad()
@@ -187,16 +190,20 @@ class _Timed:
                      self.on_progress)
 
     def compile_once(self, label: str, explain_failure: Callable[[BaseException], str],
+                     backend: Callable[..., Any] | None = None,
                      **extra: Any) -> tuple[Callable[..., Any] | None, Any, float | None,
                                             str | None]:
         """Compile and make the first call: (compiled, its output, compile seconds, None), or
-        (None, None, None, why it failed)."""
+        (None, None, None, why it failed). ``backend`` replaces ``timing.backend``, mode and
+        options (it holds them)."""
         t, call = self.timing, self.call
         self.stage(f"compile ({t.backend}{label})")
         dynamic = t.dynamic if t.dynamic is not None else call.dynamic
+        settings = dict(backend=backend) if backend is not None else dict(
+            options=call.compile_options, backend=t.backend, mode=t.mode)
         try:  # torch.compile itself refuses an unknown --compile-option
-            target = compile_model(call.fn, call.compile_only, options=call.compile_options,
-                                   backend=t.backend, mode=t.mode, dynamic=dynamic, **extra)
+            target = compile_model(call.fn, call.compile_only, dynamic=dynamic, **settings,
+                                   **extra)
             torch.manual_seed(0)
             start = time.perf_counter()
             out = self.bind(target)()
@@ -220,8 +227,8 @@ def _time_compiled(timed: _Timed, frame_costs: FrameCosts | None) -> None:
             raise as_model_error(exc, "eager call") from exc
         report.eager = timed.time(call.fn)
 
-        compiled, actual, report.compile_s, report.compile_error = timed.compile_once("",
-                                                                                      describe)
+        compiled, actual, report.compile_s, report.compile_error = timed.compile_once(
+            "", describe, backend=timed.backend)
         if compiled is not None:
             timed.stage("timing (compiled)")
             report.correctness = compare_outputs(expected, actual)
@@ -255,7 +262,8 @@ def _time_fullgraph(timed: _Timed) -> None:
 def measure(call: ModelCall, timing: TimingOptions, *,
             on_stage: Callable[[str, TimingReport], None] | None = None,
             on_progress: OnProgress | None = None,
-            frame_costs: FrameCosts | None = None) -> TimingReport:
+            frame_costs: FrameCosts | None = None,
+            backend: Callable[..., Any] | None = None) -> TimingReport:
     """Time eager, compiled and (where it compiles, with ``timing.fullgraph``) fullgraph; check
     compiled == eager. ``timing.dynamic``, when set, replaces the call's own ``dynamic``.
 
@@ -263,13 +271,14 @@ def measure(call: ModelCall, timing: TimingOptions, *,
     hangs or crashes mid-way still reports the steps that finished; ``on_progress(text)`` hears
     the runs of the step being timed. ``call.compile_only=(owner, method)`` compiles only that
     method while ``call.fn`` runs eagerly. ``frame_costs``, when given, is filled in (see
-    :class:`FrameCosts`).
+    :class:`FrameCosts`). ``backend`` compiles the compiled variant instead of
+    ``timing.backend`` (``--kernels``' inspecting Inductor: one compile for both).
     """
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(timing.threads)  # before compiling: inductor bakes the count in
     report = TimingReport(device=str(call.device), threads=timing.threads,
                           backend=timing.backend, mode=timing.mode)
-    timed = _Timed(call, timing, report, on_stage, on_progress)
+    timed = _Timed(call, timing, report, on_stage, on_progress, backend)
     try:
         _time_compiled(timed, frame_costs)
         if timing.fullgraph:

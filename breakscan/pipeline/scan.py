@@ -31,7 +31,8 @@ from .load import LoadedTarget, importable_folder, input_sets, load_target
 from .static import cross_check, lint_model
 from .measure import FrameCosts, OnProgress, measure
 from ..analysis.kernels import kernel_findings, kernels_per_call
-from .kernels import inspect_graphs
+from .kernels import graph_kernels, inspect_graphs, op_count
+from ..dynamo.inductor import InspectingInductor
 from ..options import ProgramOptions, ScanOptions, TimingOptions
 from ..target import parse_input_sets
 from ..analysis.recompiles import link_shape_branches, program_recompiles
@@ -93,16 +94,20 @@ def scan_loaded(loaded: LoadedTarget, options: ScanOptions = ScanOptions(), *,
     result, graphs = _capture(loaded, call, options, progress, folder)
     timing = options.timing
     with importable_folder(folder):
-        if graphs:
-            _kernels(result, graphs, call, progress)
         if result.compile_error is not None and (shape_sets or timing):
             result.notes.append("recompiles and timings not measured: torch.compile fails on "
                                 "the model (see the compile error)")
             shape_sets = timing = None
+        # --time with Inductor and --kernels: the timed compile is the inspected one.
+        shared = bool(graphs) and timing is not None and timing.backend == "inductor" \
+            and InspectingInductor.available()
+        if graphs and not shared:
+            _kernels(result, graphs, call, progress)
         if shape_sets:
             _recompiles(result, call, shape_sets, options, progress)
         if timing:
-            _timings(result, call, timing, progress, on_progress)
+            _timings(result, call, timing, progress, on_progress,
+                     graphs if shared else None)
     result.stages = progress.seconds()
     return result
 
@@ -157,8 +162,33 @@ def _kernels(result: ScanResult, graphs: list[tuple[Any, list[Any]]], call: Mode
     for info, found in zip(result.graphs, inspect_graphs(graphs, training=call.training,
                                                          notes=result.notes)):
         info.inductor = found
+    _kernel_findings(result)
+
+
+def _kernel_findings(result: ScanResult) -> None:
     result.kernel_findings = kernel_findings(result)
     result.summary.kernels_per_call = kernels_per_call(result)
+
+
+def _kernels_of_the_timed_compile(result: ScanResult, inspector: InspectingInductor,
+                                  graphs: list[tuple[Any, list[Any]]], call: ModelCall,
+                                  progress: StageClock) -> None:
+    """--kernels read from the timed compile when it made the captured graphs (same count,
+    same ops); otherwise each captured graph is compiled once more, and a note says why."""
+    timed = inspector.graphs
+    if len(timed) == len(result.graphs) and all(
+            op_count(gm) == info.op_count for (gm, _), info in zip(timed, result.graphs)):
+        for info, (gm, raw) in zip(result.graphs, timed):
+            info.inductor = graph_kernels(gm, raw)
+        result.notes.append("--kernels: read from the timed compile (one Inductor compile per "
+                            "graph for both; Inductor's caches were off for it, so its compile "
+                            "time is a cold compile)")
+        _kernel_findings(result)
+        return
+    result.notes.append(f"--kernels: the timed compile made {len(timed)} graph(s) where the "
+                        f"capture made {len(result.graphs)}; each captured graph was compiled "
+                        "again for its kernels")
+    _kernels(result, graphs, call, progress)
 
 
 def _recompiles(result: ScanResult, call: ModelCall, shape_sets: list[tuple[Any, ...]],
@@ -173,14 +203,28 @@ def _recompiles(result: ScanResult, call: ModelCall, shape_sets: list[tuple[Any,
 
 
 def _timings(result: ScanResult, call: ModelCall, timing: TimingOptions, progress: StageClock,
-             on_progress: OnProgress | None) -> None:
+             on_progress: OnProgress | None,
+             kernel_graphs: list[tuple[Any, list[Any]]] | None = None) -> None:
+    """Eager vs compiled; with ``kernel_graphs`` (--kernels, Inductor) the compiled variant's
+    compile is also the kernels' inspection."""
     def timing_stage(name: str, report: TimingReport) -> None:
         result.timings = report
         progress(name, result)
 
     costs = FrameCosts()
+    dynamic = timing.dynamic if timing.dynamic is not None else call.dynamic
+    inspector = None
+    if kernel_graphs is not None:
+        try:
+            inspector = InspectingInductor(timing.mode, call.compile_options or None, dynamic)
+        except Exception:  # a bad --compile-option: torch.compile reports it in the timing
+            pass
     result.timings = measure(call, timing, on_stage=timing_stage, on_progress=on_progress,
-                             frame_costs=costs)
+                             frame_costs=costs, backend=inspector)
+    if inspector is not None and kernel_graphs is not None:
+        _kernels_of_the_timed_compile(result, inspector, kernel_graphs, call, progress)
+    elif kernel_graphs is not None:
+        _kernels(result, kernel_graphs, call, progress)
     if result.timings.outside_s_per_call is not None:
         apply_costs(result, costs.gaps, costs.compile_s)
     if result.timings.fullgraph and result.summary.graph_break_count:

@@ -97,3 +97,42 @@ def test_a_host_sync_kept_in_the_graph_is_found_and_inductors_failure_is_reporte
     (graph,) = result.graphs
     assert graph.inductor.error.startswith("DataDependentOutputException")
     assert graph.inductor.kernel_count is None and result.summary.kernels_per_call is None
+
+
+@pytest.mark.slow
+def test_with_time_the_timed_compile_is_the_inspected_one():
+    """--time with Inductor and --kernels: one Inductor compile per graph for both. Its kernels
+    are those of the separate inspection, and its count is Inductor's own."""
+    from breakscan.options import TimingOptions
+
+    target = f"{KERNELS}:SortForMax"
+    alone = scan(target, input_shapes=["4,64"], kernels=True)
+    timed = scan(target, input_shapes=["4,64"], kernels=True,
+                 timing=TimingOptions(max_run_time=0.05))
+    assert "kernels" in alone.stages and "kernels" not in timed.stages
+    assert any(n.startswith("--kernels: read from the timed compile") for n in timed.notes)
+    (one,), (two,) = alone.graphs, timed.graphs
+    assert two.inductor.kernel_count == one.inductor.kernel_count == \
+        inductors_own_count("SortForMax", "4,64", "float32")
+    assert [(k.kind, k.aten_ops, k.lines) for k in two.inductor.kernels] == \
+        [(k.kind, k.aten_ops, k.lines) for k in one.inductor.kernels]
+    assert two.inductor.ir == one.inductor.ir
+    assert [(f.rule, f.line) for f in timed.kernel_findings] == \
+        [(f.rule, f.line) for f in alone.kernel_findings]
+    assert timed.timings.compiled is not None and timed.timings.compile_error is None
+
+
+@pytest.mark.slow
+def test_inside_the_timed_compile_a_graph_with_an_unbacked_scalar_compiles():
+    """The same graph as above (BS205), compiled inside torch.compile's tracing context: it gets
+    its kernels, where the separate compile fails."""
+    from breakscan.options import TimingOptions
+
+    with torch._dynamo.config.patch(capture_scalar_outputs=True):
+        result = scan(f"{KERNELS}:ItemInGraph", input_shapes=["4,64"], kernels=True,
+                      timing=TimingOptions(max_run_time=0.05))
+    _, line = locate("scale = x.abs().max().item()", KERNELS)
+    assert [(f.rule, f.line) for f in result.kernel_findings] == [("BS205", line)]
+    (graph,) = result.graphs
+    assert graph.inductor.error is None and graph.inductor.kernel_count >= 1
+    assert result.summary.kernels_per_call == len(graph.inductor.kernels)

@@ -13,9 +13,11 @@ from typing import Any
 
 import torch
 
-from ..dynamo.inductor import InductorInspection, available
+from ..analysis.kernels import kernel_findings, kernels_per_call
+from ..dynamo.inductor import InductorInspection, InspectingInductor, available
 from ..frames import parse_stack, split_location
 from ..records import Fallback, GraphKernels, IRNode, Kernel, RawInductorGraph
+from ..result import ScanResult
 
 DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
           torch.float64: "f64", torch.int64: "i64", torch.int32: "i32", torch.int16: "i16",
@@ -121,6 +123,31 @@ def graph_kernels(gm: Any, raw: RawInductorGraph) -> GraphKernels:
                         kernel_count=raw.kernel_count if raw.error is None else None,
                         kernels=raw.kernels, fallbacks=_fallbacks(raw, raw.kernels),
                         fusion_stops=raw.fusion_stops, compile_s=raw.seconds, error=raw.error)
+
+
+def apply_kernels(result: ScanResult, found: list[GraphKernels | None]) -> None:
+    """Each graph's Inductor record onto the result, then the kernel rules' findings."""
+    for info, graph in zip(result.graphs, found):
+        info.inductor = graph
+    result.kernel_findings = kernel_findings(result)
+    result.summary.kernels_per_call = kernels_per_call(result)
+
+
+def timed_compile_kernels(result: ScanResult,
+                          inspector: InspectingInductor) -> list[GraphKernels | None] | None:
+    """The kernels of the timed compile when it made the captured graphs (same count, same
+    ops), else None and a note: the captured graphs must then be compiled on their own."""
+    timed = inspector.graphs
+    if len(timed) == len(result.graphs) and all(
+            op_count(gm) == info.op_count for (gm, _), info in zip(timed, result.graphs)):
+        result.notes.append("--kernels: read from the timed compile (one Inductor compile per "
+                            "graph for both; Inductor's caches were off for it, so its compile "
+                            "time is a cold compile)")
+        return [graph_kernels(gm, raw) for gm, raw in timed]
+    result.notes.append(f"--kernels: the timed compile made {len(timed)} graph(s) where the "
+                        f"capture made {len(result.graphs)}; each captured graph was compiled "
+                        "again for its kernels")
+    return None
 
 
 def op_count(gm: Any) -> int:

@@ -30,8 +30,7 @@ from .inputs import describe_inputs, positional_names
 from .load import LoadedTarget, importable_folder, input_sets, load_target
 from .static import cross_check, lint_model
 from .measure import FrameCosts, OnProgress, measure
-from ..analysis.kernels import kernel_findings, kernels_per_call
-from .kernels import graph_kernels, inspect_graphs, op_count
+from .kernels import apply_kernels, inspect_graphs, timed_compile_kernels
 from ..dynamo.inductor import InspectingInductor
 from ..options import ProgramOptions, ScanOptions, TimingOptions
 from ..target import parse_input_sets
@@ -159,36 +158,7 @@ def _kernels(result: ScanResult, graphs: list[tuple[Any, list[Any]]], call: Mode
              progress: StageClock) -> None:
     """--kernels: each captured graph compiled once by Inductor; findings at the user's lines."""
     progress("kernels", result)
-    for info, found in zip(result.graphs, inspect_graphs(graphs, training=call.training,
-                                                         notes=result.notes)):
-        info.inductor = found
-    _kernel_findings(result)
-
-
-def _kernel_findings(result: ScanResult) -> None:
-    result.kernel_findings = kernel_findings(result)
-    result.summary.kernels_per_call = kernels_per_call(result)
-
-
-def _kernels_of_the_timed_compile(result: ScanResult, inspector: InspectingInductor,
-                                  graphs: list[tuple[Any, list[Any]]], call: ModelCall,
-                                  progress: StageClock) -> None:
-    """--kernels read from the timed compile when it made the captured graphs (same count,
-    same ops); otherwise each captured graph is compiled once more, and a note says why."""
-    timed = inspector.graphs
-    if len(timed) == len(result.graphs) and all(
-            op_count(gm) == info.op_count for (gm, _), info in zip(timed, result.graphs)):
-        for info, (gm, raw) in zip(result.graphs, timed):
-            info.inductor = graph_kernels(gm, raw)
-        result.notes.append("--kernels: read from the timed compile (one Inductor compile per "
-                            "graph for both; Inductor's caches were off for it, so its compile "
-                            "time is a cold compile)")
-        _kernel_findings(result)
-        return
-    result.notes.append(f"--kernels: the timed compile made {len(timed)} graph(s) where the "
-                        f"capture made {len(result.graphs)}; each captured graph was compiled "
-                        "again for its kernels")
-    _kernels(result, graphs, call, progress)
+    apply_kernels(result, inspect_graphs(graphs, training=call.training, notes=result.notes))
 
 
 def _recompiles(result: ScanResult, call: ModelCall, shape_sets: list[tuple[Any, ...]],
@@ -221,10 +191,13 @@ def _timings(result: ScanResult, call: ModelCall, timing: TimingOptions, progres
             pass
     result.timings = measure(call, timing, on_stage=timing_stage, on_progress=on_progress,
                              frame_costs=costs, backend=inspector)
-    if inspector is not None and kernel_graphs is not None:
-        _kernels_of_the_timed_compile(result, inspector, kernel_graphs, call, progress)
-    elif kernel_graphs is not None:
+    if kernel_graphs is None:
+        return
+    found = timed_compile_kernels(result, inspector) if inspector is not None else None
+    if found is None:  # not the captured graphs: each is compiled once more (a note says why)
         _kernels(result, kernel_graphs, call, progress)
+    else:
+        apply_kernels(result, found)
     if result.timings.outside_s_per_call is not None:
         apply_costs(result, costs.gaps, costs.compile_s)
     if result.timings.fullgraph and result.summary.graph_break_count:

@@ -102,6 +102,7 @@ class FixMetrics:
     graph_calls_per_call: float | None = None  # at run time (see Summary)
     eager_gaps_per_call: float | None = None
     frames_run_eagerly_per_call: float | None = None
+    kernels_per_call: float | None = None  # with --kernels: kernels launched per model call
 
 
 # What trying a fix showed, in the words every report uses.

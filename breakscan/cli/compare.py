@@ -38,6 +38,7 @@ def compare(
     mode: Optional[str] = flags.mode(None),
     threads: int = flags.threads(None),
     max_run_time: float = flags.max_run_time("Seconds each timed variant may run."),
+    kernels: bool = flags.kernels(),
     timeout: float = flags.timeout("Per scan, seconds."),
     output_format: OutputFormat = flags.output_format("terminal or json"),
     output: Optional[Path] = flags.output(help=None),
@@ -58,6 +59,7 @@ def compare(
         options = ScanOptions(input_shapes=input_shape or (), dtype=dtype, device=device,
                               inputs=inputs, init_args=init_args, vary_batch=vary_batch,
                               dynamic=dynamic, compile_options=compile_option or (),
+                              kernels=kernels,
                               timing=TimingOptions(backend=backend, mode=mode, threads=threads,
                                                    max_run_time=max_run_time))
         options.check(target_a)

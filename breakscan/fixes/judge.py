@@ -25,13 +25,15 @@ def metrics(result: ScanResult, *, dynamic: bool = False) -> FixMetrics:
                       speedup=t.speedup if t else None,
                       graph_calls_per_call=result.summary.graph_calls_per_call,
                       eager_gaps_per_call=result.summary.eager_gaps_per_call,
-                      frames_run_eagerly_per_call=result.summary.frames_run_eagerly_per_call)
+                      frames_run_eagerly_per_call=result.summary.frames_run_eagerly_per_call,
+                      kernels_per_call=result.summary.kernels_per_call)
 
 
 def gained(before: FixMetrics, after: FixMetrics) -> bool:
-    """A real gain: fewer graphs; per model call, fewer graph calls, returns to Python or frames
-    run eagerly; or fewer recompiles. Fewer break sites alone is not one (a break that only
-    moved a line down still splits the graph and still returns to Python)."""
+    """A real gain: fewer graphs; per model call, fewer graph calls, returns to Python, frames
+    run eagerly or (with --kernels) kernels launched; or fewer recompiles. Fewer break sites
+    alone is not one (a break that only moved a line down still splits the graph and still
+    returns to Python)."""
     def fewer(b: float | None, a: float | None) -> bool:
         return b is not None and a is not None and a < b
 
@@ -39,6 +41,7 @@ def gained(before: FixMetrics, after: FixMetrics) -> bool:
             or fewer(before.graph_calls_per_call, after.graph_calls_per_call)
             or fewer(before.eager_gaps_per_call, after.eager_gaps_per_call)
             or fewer(before.frames_run_eagerly_per_call, after.frames_run_eagerly_per_call)
+            or fewer(before.kernels_per_call, after.kernels_per_call)
             or fewer(before.recompiles, after.recompiles))
 
 
@@ -76,6 +79,10 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
                       + (f"; recompiles {before.recompiles} -> {after.recompiles}"
                          if before.recompiles is not None or after.recompiles is not None
                          else "")
+                      + (f"; kernels per call {whole(before.kernels_per_call)} -> "
+                         f"{whole(after.kernels_per_call)}"
+                         if before.kernels_per_call is not None
+                         or after.kernels_per_call is not None else "")
                       + f" (breaks {before.breaks} -> {after.breaks}: fewer break sites alone "
                         "is no gain)")
     else:

@@ -217,6 +217,10 @@ def _comparison_table(comparison: Comparison) -> LiteralTable:
                       count(b.summary.graph_calls_per_call))
         table.add_row("returns to Python per call", count(a.summary.eager_gaps_per_call),
                       count(b.summary.eager_gaps_per_call))
+    if (a and a.summary.kernels_per_call is not None) or (
+            b and b.summary.kernels_per_call is not None):  # --kernels
+        table.add_row("kernels per call", count(a.summary.kernels_per_call) if a else "-",
+                      count(b.summary.kernels_per_call) if b else "-")
     table.add_row("eager", compared_timing(a, "eager"), compared_timing(b, "eager"))
     table.add_row("compiled", compared_timing(a, "compiled"), compared_timing(b, "compiled"))
     table.add_row("speedup vs its eager", compared_speedup(a), compared_speedup(b))

@@ -165,6 +165,8 @@ def fix_numbers(fix: Fix) -> str:
     parts.append(f"breaks {_arrow(b.breaks, a.breaks)}")
     if b.recompiles is not None or a.recompiles is not None:
         parts.append(f"recompiles {_arrow(b.recompiles, a.recompiles)}")
+    if b.kernels_per_call is not None or a.kernels_per_call is not None:  # --kernels
+        parts.append(f"kernels per call {_arrow(b.kernels_per_call, a.kernels_per_call, count)}")
     return " · ".join(parts)
 
 

@@ -136,3 +136,28 @@ def test_inside_the_timed_compile_a_graph_with_an_unbacked_scalar_compiles():
     (graph,) = result.graphs
     assert graph.inductor.error is None and graph.inductor.kernel_count >= 1
     assert result.summary.kernels_per_call == len(graph.inductor.kernels)
+
+
+@pytest.mark.slow
+def test_fix_with_kernels_shows_the_kernels_before_and_after():
+    """`--fix --kernels`: each fix's rescan compiles its graphs with Inductor too; the numbers
+    before and after include kernels launched per call, each what a scan of that model with
+    --kernels counts (the fixed model: its twin, TensorWhere)."""
+    from breakscan.fixes.verify import verify_fixes
+    from breakscan.options import Limits, ScanOptions, TimingOptions
+    from breakscan.report.wording import fix_numbers
+
+    target = f"{SAMPLES}/tensor_branch.py:TensorIf"
+    options = ScanOptions(input_shapes=("8,16",), kernels=True,
+                          timing=TimingOptions(max_run_time=0.05))
+    result = scan(target, options)
+    (fix,) = [f for f in verify_fixes(target, options, result, Limits())
+              if f.fix_id == "torch_where"]
+    assert fix.status in ("verified", "slower")
+    assert fix.before.kernels_per_call == result.summary.kernels_per_call == \
+        sum(len(g.inductor.kernels) * g.calls_per_call for g in result.graphs)
+    twin = scan(f"{SAMPLES}/tensor_branch.py:TensorWhere", input_shapes=["8,16"], kernels=True)
+    fixed_count = int(twin.summary.kernels_per_call)
+    assert fix.after.kernels_per_call == fixed_count
+    assert f"kernels per call {int(fix.before.kernels_per_call)} → {fixed_count}" in \
+        fix_numbers(fix)

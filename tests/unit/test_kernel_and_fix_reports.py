@@ -127,3 +127,15 @@ def test_the_kernel_rules_are_in_the_one_catalogue():
     assert [r.id for r in kernel] == ["BS201", "BS202", "BS203", "BS204", "BS205"]
     assert all(r.why and r.suggestion and r.before and r.after for r in kernel)
     assert find_rule("fallback").id == "BS201" and find_rule("layout-copy").id == "BS203"
+
+
+def test_compare_with_kernels_shows_kernels_per_call_for_both():
+    """`breakscan compare kernels.py:SortForMax kernels.py:MaxNoSort --kernels` (recorded)."""
+    from breakscan.report.terminal import render_comparison
+    from breakscan.result import Comparison
+
+    sort_run, max_run = recorded_runs("kernels")
+    console = Console(record=True, width=100, file=io.StringIO())
+    render_comparison(Comparison(sort_run, max_run, weights_shared=True, outputs=None), console)
+    rows = [" ".join(line.replace("│", " ").split()) for line in console.export_text().splitlines()]
+    assert "kernels per call 3 1" in rows

@@ -168,6 +168,9 @@ class FusionStop:  # Inductor's "cannot fuse A with B: reason", with the user's 
     reason: str
     first_lines: list[str]
     second_lines: list[str]
+    first_ops: list[str] = field(default_factory=list)  # the ATen ops of each side
+    second_ops: list[str] = field(default_factory=list)
+    kind: str | None = None  # "cast", "layout", "reduction" (user can act on it) or None
 
 
 @dataclass

@@ -9,7 +9,7 @@ from __future__ import annotations
 from math import prod
 from typing import Iterator
 
-from ..records import GraphKernels, IRNode, KernelFinding
+from ..records import FusionStop, GraphKernels, IRNode, KernelFinding
 from ..result import ScanResult
 from ..rules import rule_id
 
@@ -170,6 +170,41 @@ def graph_findings(index: int, graph: GraphKernels) -> list[KernelFinding]:
     found += [_finding("host_sync_in_graph", index, n,
                        f"`{n.op.lstrip('.')}` reads a value on the host inside the graph")
               for n in graph.nodes if n.op in SYNC_OPS]
+    return found
+
+
+# ATen op names (overload dropped) that make a fusion stop something the user can change.
+STOP_CASTS = {"prims.convert_element_type", "aten._to_copy"}
+STOP_LAYOUTS = {"aten.permute", "aten.transpose", "aten.clone", "aten.t", "aten.copy"}
+# Reasons that say the two sides never could share a kernel: nothing to act on.
+NOT_ACTIONABLE = ("no shared data",)
+
+
+def fusion_stop_kind(stop: FusionStop) -> str | None:
+    """"cast", "layout" or "reduction" when a cast, a layout copy or a reduction on one side of
+    Inductor's "cannot fuse" is what keeps two kernels apart (a user can move or remove it);
+    None otherwise."""
+    if any(stop.reason.startswith(r) for r in NOT_ACTIONABLE):
+        return None
+    ops = {op.rsplit(".", 1)[0] if op.count(".") >= 2 else op
+           for op in stop.first_ops + stop.second_ops}
+    if ops & STOP_CASTS:
+        return "cast"
+    if ops & STOP_LAYOUTS:
+        return "layout"
+    if "reduction" in ops:
+        return "reduction"
+    return None
+
+
+def actionable_stops(graph: GraphKernels) -> list[FusionStop]:
+    """The fusion stops a user can act on, one per pair of lines and reason."""
+    seen, found = set(), []
+    for stop in graph.fusion_stops:
+        key = (tuple(stop.first_lines), tuple(stop.second_lines), stop.reason)
+        if stop.kind is not None and key not in seen and stop.first_lines and stop.second_lines:
+            seen.add(key)
+            found.append(stop)
     return found
 
 

@@ -206,8 +206,7 @@ class InductorInspection:
         return RawInductorGraph(
             index=index, kernel_count=metrics.generated_kernel_count - before,
             kernels=kernels, fallback_ops=list(dict.fromkeys(fallbacks)),
-            fusion_stops=[FusionStop(a, b, why, names.get(a, []), names.get(b, []))
-                          for a, b, why in stops],
+            fusion_stops=[_fusion_stop(a, b, why, names) for a, b, why in stops],
             seconds=round(seconds, 3), error=error), compiled
 
 
@@ -235,18 +234,28 @@ class InspectingInductor:
         return compiled
 
 
-def _scheduler_origins(phases: list[list[Any]]) -> dict[str, list[str]]:
-    """Each pre-fusion scheduler node's name -> the user's lines of its ops."""
-    found: dict[str, list[str]] = {}
+def _fusion_stop(first: str, second: str, reason: str,
+                 names: dict[str, tuple[list[str], list[str]]]) -> FusionStop:
+    (lines_a, ops_a), (lines_b, ops_b) = names.get(first, ([], [])), names.get(second, ([], []))
+    return FusionStop(first, second, reason, lines_a, lines_b, ops_a, ops_b)
+
+
+def _scheduler_origins(phases: list[list[Any]]) -> dict[str, tuple[list[str], list[str]]]:
+    """Each pre-fusion scheduler node's name -> (the user's lines of its ops, its ATen ops; a
+    reduction's marked ``reduction``)."""
+    found: dict[str, tuple[list[str], list[str]]] = {}
     for nodes in phases:
         for node in nodes:
             for sub in node.get_nodes():
                 if getattr(sub, "node", None) is None:
                     continue
-                lines = []
+                lines: list[str] = []
                 for origin in sub.node.origins:
                     where = _location(origin)
                     if where and where not in lines:
                         lines.append(where)
-                found[sub.get_name()] = lines
+                ops = list(dict.fromkeys(_op_name(o.target) for o in sub.node.origins))
+                if getattr(sub, "is_reduction", lambda: False)():
+                    ops.append("reduction")
+                found[sub.get_name()] = (lines, ops)
     return found

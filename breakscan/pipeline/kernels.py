@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from ..analysis.kernels import kernel_findings, kernels_per_call
+from ..analysis.kernels import fusion_stop_kind, kernel_findings, kernels_per_call
 from ..dynamo.inductor import InductorInspection, InspectingInductor, available
 from ..frames import parse_stack, split_location
 from ..records import Fallback, GraphKernels, IRNode, Kernel, RawInductorGraph
@@ -111,7 +111,9 @@ def _fallbacks(raw: RawInductorGraph, kernels: list[Kernel]) -> list[Fallback]:
 
 
 def graph_kernels(gm: Any, raw: RawInductorGraph) -> GraphKernels:
-    """Join one graph's IR and its Inductor record."""
+    """Join one graph's IR and its Inductor record (each fusion stop classified)."""
+    for stop in raw.fusion_stops:
+        stop.kind = fusion_stop_kind(stop)
     nodes = ir_nodes(gm)
     by_name = {n.name: n for n in nodes}
     for kernel in raw.kernels:

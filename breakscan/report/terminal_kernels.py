@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.padding import Padding
 from rich.text import Text
 
+from ..analysis.kernels import actionable_stops
 from ..frames import display_path
 from ..records import GraphInfo, GraphKernels
 from ..result import ScanResult
@@ -50,14 +51,9 @@ def _graph(info: GraphInfo, console: Console) -> None:
         console.print(Text(f"    Inductor failed on this graph: {found.error}", style="red"))
         return
     console.print(Padding(_table(found), (0, 0, 0, 4)))
-    shown = set()
-    for stop in found.fusion_stops:
-        key = (tuple(stop.first_lines), tuple(stop.second_lines), stop.reason)
-        if stop.first_lines and stop.second_lines and stop.first_lines != stop.second_lines \
-                and key not in shown:
-            shown.add(key)
-            console.print(Text(f"    fusion stopped: {_lines(stop.first_lines)} ↛ "
-                               f"{_lines(stop.second_lines)} ({stop.reason})", style="dim"))
+    for stop in actionable_stops(found):
+        console.print(Text(f"    fusion stopped at a {stop.kind}: {_lines(stop.first_lines)} ↛ "
+                           f"{_lines(stop.second_lines)} ({stop.reason})", style="yellow"))
 
 
 def print_kernels(result: ScanResult, console: Console) -> None:

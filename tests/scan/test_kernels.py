@@ -60,6 +60,13 @@ def test_each_kernel_rule_at_its_line_with_inductors_own_kernel_count(
     assert all(n.kernels for n in ops if n.shape is not None)
     assert result.summary.kernels_per_call == len(found.kernels)
 
+    if name == "HalfUpcast":  # the float32 island keeps the softmax apart: a cast to act on
+        from breakscan.analysis.kernels import actionable_stops
+
+        _, upcast = locate("h = h.float().softmax(-1)", KERNELS)
+        stops = actionable_stops(found)
+        assert stops and {s.kind for s in stops} == {"cast"}
+        assert all(f"{KERNELS}:{upcast}" in s.first_lines + s.second_lines for s in stops)
     fixed = scan(f"{KERNELS}:{twin}", input_shapes=[twin_shape], dtype=dtype, kernels=True)
     assert fixed.kernel_findings == []
     assert fixed.graphs[0].inductor.kernel_count == inductors_own_count(twin, twin_shape, dtype)

@@ -139,3 +139,24 @@ def test_compare_with_kernels_shows_kernels_per_call_for_both():
     render_comparison(Comparison(sort_run, max_run, weights_shared=True, outputs=None), console)
     rows = [" ".join(line.replace("│", " ").split()) for line in console.export_text().splitlines()]
     assert "kernels per call 3 1" in rows
+
+
+def test_only_fusion_stops_a_user_can_act_on_are_kept():
+    from breakscan.analysis.kernels import fusion_stop_kind
+    from breakscan.records import FusionStop
+
+    def stop(reason, first_ops, second_ops):
+        return FusionStop("op1", "op2", reason, ["m.py:3"], ["m.py:4"], first_ops, second_ops)
+
+    assert fusion_stop_kind(stop("intermediate nodes between node1 & node2",
+                                 ["prims.convert_element_type.default", "aten.exp.default"],
+                                 ["aten.sum.dim_IntList", "reduction"])) == "cast"
+    assert fusion_stop_kind(stop("memory deps did not match", ["aten.permute.default"],
+                                 ["aten.add.Tensor"])) == "layout"
+    assert fusion_stop_kind(stop("intermediate nodes between node1 & node2",
+                                 ["aten.mul.Tensor"], ["aten.sum.dim_IntList", "reduction"])) \
+        == "reduction"
+    assert fusion_stop_kind(stop("no shared data", ["aten.permute.default"], ["reduction"])) \
+        is None
+    assert fusion_stop_kind(stop("exceeds max fusion", ["aten.mul.Tensor"],
+                                 ["aten.add.Tensor"])) is None

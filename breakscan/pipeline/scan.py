@@ -191,19 +191,18 @@ def _timings(result: ScanResult, call: ModelCall, timing: TimingOptions, progres
             pass
     result.timings = measure(call, timing, on_stage=timing_stage, on_progress=on_progress,
                              frame_costs=costs, backend=inspector)
-    if kernel_graphs is None:
-        return
-    found = timed_compile_kernels(result, inspector) if inspector is not None else None
-    if found is None:  # not the captured graphs: each is compiled once more (a note says why)
-        _kernels(result, kernel_graphs, call, progress)
-    else:
-        apply_kernels(result, found)
     if result.timings.outside_s_per_call is not None:
         apply_costs(result, costs.gaps, costs.compile_s)
     if result.timings.fullgraph and result.summary.graph_break_count:
         result.timings.notes.append(
             "fullgraph=True compiled although a plain torch.compile breaks: it also "
             "turns on capture_scalar_outputs and capture_dynamic_output_shape_ops")
+    if kernel_graphs is not None:
+        found = timed_compile_kernels(result, inspector) if inspector is not None else None
+        if found is None:  # not the captured graphs: each compiled once more (a note says why)
+            _kernels(result, kernel_graphs, call, progress)
+        else:
+            apply_kernels(result, found)
 
 
 def _result(loaded: LoadedTarget, raw: RawCapture, options: ScanOptions) -> ScanResult:

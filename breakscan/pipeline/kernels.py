@@ -17,7 +17,9 @@ from ..analysis.kernels import fusion_stop_kind, kernel_findings, kernels_per_ca
 from ..dynamo.inductor import InductorInspection, InspectingInductor, available
 from ..frames import parse_stack, split_location
 from ..records import Fallback, GraphKernels, IRNode, Kernel, RawInductorGraph
+from ..options import TimingOptions
 from ..result import ScanResult
+from .call import ModelCall
 
 DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
           torch.float64: "f64", torch.int64: "i64", torch.int32: "i32", torch.int16: "i16",
@@ -133,6 +135,19 @@ def apply_kernels(result: ScanResult, found: list[GraphKernels | None]) -> None:
         info.inductor = graph
     result.kernel_findings = kernel_findings(result)
     result.summary.kernels_per_call = kernels_per_call(result)
+
+
+def timing_inspector(timing: TimingOptions, call: ModelCall) -> InspectingInductor | None:
+    """The backend that makes measure's timed compile the kernels' inspection: Inductor with the
+    scan's mode, options and ``dynamic``; None when the timing is not Inductor's, this torch
+    lacks the pieces, or torch refuses an option (measure then reports it)."""
+    if timing.backend != "inductor" or not InspectingInductor.available():
+        return None
+    dynamic = timing.dynamic if timing.dynamic is not None else call.dynamic
+    try:
+        return InspectingInductor(timing.mode, call.compile_options or None, dynamic)
+    except Exception:  # a bad --compile-option: torch.compile says so in the timing
+        return None
 
 
 def timed_compile_kernels(result: ScanResult,

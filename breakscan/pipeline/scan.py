@@ -30,7 +30,7 @@ from .inputs import describe_inputs, positional_names
 from .load import LoadedTarget, importable_folder, input_sets, load_target
 from .static import cross_check, lint_model
 from .measure import FrameCosts, OnProgress, measure
-from .kernels import apply_kernels, inspect_graphs, timed_compile_kernels
+from .kernels import apply_kernels, inspect_graphs, timed_compile_kernels, timing_inspector
 from ..dynamo.inductor import InspectingInductor
 from ..options import ProgramOptions, ScanOptions, TimingOptions
 from ..target import parse_input_sets
@@ -98,15 +98,13 @@ def scan_loaded(loaded: LoadedTarget, options: ScanOptions = ScanOptions(), *,
                                 "the model (see the compile error)")
             shape_sets = timing = None
         # --time with Inductor and --kernels: the timed compile is the inspected one.
-        shared = bool(graphs) and timing is not None and timing.backend == "inductor" \
-            and InspectingInductor.available()
-        if graphs and not shared:
+        inspector = timing_inspector(timing, call) if graphs and timing else None
+        if graphs and inspector is None:
             _kernels(result, graphs, call, progress)
         if shape_sets:
             _recompiles(result, call, shape_sets, options, progress)
         if timing:
-            _timings(result, call, timing, progress, on_progress,
-                     graphs if shared else None)
+            _timings(result, call, timing, progress, on_progress, inspector, graphs)
     result.stages = progress.seconds()
     return result
 
@@ -173,22 +171,15 @@ def _recompiles(result: ScanResult, call: ModelCall, shape_sets: list[tuple[Any,
 
 
 def _timings(result: ScanResult, call: ModelCall, timing: TimingOptions, progress: StageClock,
-             on_progress: OnProgress | None,
-             kernel_graphs: list[tuple[Any, list[Any]]] | None = None) -> None:
-    """Eager vs compiled; with ``kernel_graphs`` (--kernels, Inductor) the compiled variant's
-    compile is also the kernels' inspection."""
+             on_progress: OnProgress | None, inspector: InspectingInductor | None = None,
+             graphs: list[tuple[Any, list[Any]]] | None = None) -> None:
+    """Eager vs compiled; with ``inspector`` (--kernels, Inductor) the compiled variant's
+    compile is also the inspection of the captured ``graphs``."""
     def timing_stage(name: str, report: TimingReport) -> None:
         result.timings = report
         progress(name, result)
 
     costs = FrameCosts()
-    dynamic = timing.dynamic if timing.dynamic is not None else call.dynamic
-    inspector = None
-    if kernel_graphs is not None:
-        try:
-            inspector = InspectingInductor(timing.mode, call.compile_options or None, dynamic)
-        except Exception:  # a bad --compile-option: torch.compile reports it in the timing
-            pass
     result.timings = measure(call, timing, on_stage=timing_stage, on_progress=on_progress,
                              frame_costs=costs, backend=inspector)
     if result.timings.outside_s_per_call is not None:
@@ -197,10 +188,10 @@ def _timings(result: ScanResult, call: ModelCall, timing: TimingOptions, progres
         result.timings.notes.append(
             "fullgraph=True compiled although a plain torch.compile breaks: it also "
             "turns on capture_scalar_outputs and capture_dynamic_output_shape_ops")
-    if kernel_graphs is not None:
-        found = timed_compile_kernels(result, inspector) if inspector is not None else None
+    if inspector is not None and graphs:
+        found = timed_compile_kernels(result, inspector)
         if found is None:  # not the captured graphs: each compiled once more (a note says why)
-            _kernels(result, kernel_graphs, call, progress)
+            _kernels(result, graphs, call, progress)
         else:
             apply_kernels(result, found)
 

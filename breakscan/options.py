@@ -263,6 +263,7 @@ class ProgramOptions:
     capture_only: bool = False  # every backend swapped for "eager": a fast break/recompile scan
     quiet: bool = False  # the program's output goes into the report instead of the terminal
     verbose: bool = False  # Dynamo's own logs shown
+    kernels: bool = False  # --kernels: each graph's Inductor compile inspected, its kernels reported
 
     @property
     def command(self) -> list[str]:

@@ -20,7 +20,7 @@ from .records import (CompiledFrame, CompileError, Discrepancy, ExplainCounts, G
                       RecompileReport, RootBreak, StaticFinding)
 from .verdicts import ABTiming, Correctness, Fix, GateResult, TimingReport
 
-SCHEMA_VERSION = "1.13"
+SCHEMA_VERSION = "1.14"
 
 
 def whole(value: float | None) -> str:
@@ -62,6 +62,7 @@ class ProgramRegion:
     graph_calls_per_call: float | None = None
     eager_gaps_per_call: float | None = None
     frames_run_eagerly_per_call: float | None = None
+    kernels_per_call: float | None = None  # with --kernels: kernels launched per call of it
 
 
 @dataclass

@@ -220,6 +220,25 @@ def kernels_per_call(result: ScanResult) -> float | None:
     return round(total, 3)
 
 
+def region_kernels(result: ScanResult, graph_calls: list[dict[int, int]]) -> None:
+    """``breakscan run``: each region's kernels launched per call of it (each graph's kernels
+    times its calls in the region, over the region's calls; ``graph_calls`` per region, by
+    graph index); the summary's is the worst region's, as for graph calls per call."""
+    if result.program is None:
+        return
+    kernels = {info.index: len(info.inductor.kernels) for info in result.graphs
+               if info.inductor is not None and info.inductor.error is None}
+    worst: list[float] = []
+    for region, counts in zip(result.program.regions, graph_calls):
+        if not region.calls or any(index not in kernels for index in counts):
+            continue
+        region.kernels_per_call = round(
+            sum(kernels[index] * n for index, n in counts.items()) / region.calls, 3)
+        worst.append(region.kernels_per_call)
+    complete = len(worst) == sum(bool(r.calls) for r in result.program.regions)
+    result.summary.kernels_per_call = max(worst) if worst and complete else None
+
+
 def kernel_findings(result: ScanResult) -> list[KernelFinding]:
     """The kernel rules over every graph, one finding per (rule, line) and graph."""
     found: list[KernelFinding] = []

@@ -102,9 +102,9 @@ def kernels() -> Any:
                         "your lines (BS2xx rules).")
 
 
-def max_kernels() -> Any:
-    return typer.Option(None, min=0, help="Gate: fail above this many kernels launched per "
-                        "model call (each graph's kernels times its calls; implies --kernels).")
+def max_kernels(help: str = "Gate: fail above this many kernels launched per model call (each "
+                "graph's kernels times its calls; implies --kernels).") -> Any:
+    return typer.Option(None, min=0, help=help)
 
 
 def fullgraph() -> Any:

@@ -6,6 +6,7 @@ runs the program through :func:`breakscan.process.runner.run_program`.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import List, Optional
 
@@ -30,12 +31,16 @@ def run(
     capture_only: bool = typer.Option(False, "--capture-only", help="Swap every backend for "
                                       "'eager': a fast break and recompile scan (no inductor "
                                       "compile; the report says so)."),
+    kernels: bool = flags.kernels(),
     max_breaks: Optional[int] = flags.max_breaks(),
     max_graphs: Optional[int] = flags.max_graphs(),
     max_recompiles: Optional[int] = flags.max_recompiles(
         "Gate: fail above this many recompiles over the run."),
     max_graph_calls: Optional[int] = flags.max_graph_calls(
         "Gate: fail when a region makes more than this many compiled-graph calls per call."),
+    max_kernels: Optional[int] = flags.max_kernels(
+        "Gate: fail when a region launches more than this many kernels per call (each graph's "
+        "kernels times its calls; implies --kernels)."),
     fail_on: Optional[str] = flags.fail_on(),
     fullgraph: bool = flags.fullgraph(),
     baseline: Optional[Path] = flags.baseline(),
@@ -69,15 +74,18 @@ def run(
         words = list(program or ())
         script = None if module is not None else (words.pop(0) if words else None)
         options = ProgramOptions(script=script, module=module, args=tuple(words),
-                                 capture_only=capture_only, quiet=quiet, verbose=verbose)
+                                 capture_only=capture_only, quiet=quiet, verbose=verbose,
+                                 kernels=kernels)
         options.check()
         check_output(output, output_format)
         refuse_over_sources(outputs(output, html, write_baseline), [script or ""])
         label = " ".join(options.command)
         gate = gate_options(max_breaks=max_breaks, max_graphs=max_graphs,
                             max_recompiles=max_recompiles, max_graph_calls=max_graph_calls,
-                            fail_on=fail_on, fullgraph=fullgraph,
+                            max_kernels=max_kernels, fail_on=fail_on, fullgraph=fullgraph,
                             baseline=str(baseline) if baseline else None, target=label)
+        if gate.needs_kernels:  # the gate reads the kernels: record them
+            options = replace(options, kernels=True)
         limits = Limits(timeout=timeout, memory_limit_mb=memory_limit)
         with live_status(label, enabled=quiet and output_format is OutputFormat.terminal
                          and output is None) as on_stage:

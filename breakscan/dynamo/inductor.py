@@ -159,6 +159,12 @@ class InductorInspection:
     def __init__(self) -> None:
         self._phase_nodes: list[list[Any]] = []
 
+    @property
+    def scheduled(self) -> bool:
+        """Whether the last compile went through Inductor's scheduler (a backend that is not
+        Inductor, or a cache hit, does not)."""
+        return bool(self._phase_nodes)
+
     def _post_fusion(self, nodes: list[Any]) -> list[Any]:
         self._phase_nodes.append(list(nodes))
         return nodes

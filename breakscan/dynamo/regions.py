@@ -18,6 +18,8 @@ from typing import Any, Callable, Iterator
 
 import torch
 
+GraphCompile = Callable[[int, Any, Any, Callable[[Any, Any], Any]], Any]
+
 
 @dataclass
 class Region:
@@ -30,6 +32,7 @@ class Region:
     calls: int = 0  # times the program called it
     graph_calls: int = 0  # compiled-graph calls made inside those calls
     python_calls: dict[int, list[Any]] = field(default_factory=dict)  # id(code) -> [code, calls]
+    graph_counts: dict[int, int] = field(default_factory=dict)  # graph index -> its calls here
 
 
 class RegionRecorder:
@@ -62,9 +65,13 @@ def _region_of(fn: Any) -> tuple[str, str]:
 
 
 @contextlib.contextmanager
-def record_regions(notes: list[str], *, capture_only: bool = False) -> Iterator[RegionRecorder]:
+def record_regions(notes: list[str], *, capture_only: bool = False,
+                   inspect: GraphCompile | None = None) -> Iterator[RegionRecorder]:
     """Record every region the code run inside the block compiles, keeping the user's backend
-    (``capture_only``: every backend swapped for ``eager``, no inductor compile).
+    (``capture_only``: every backend swapped for ``eager``, no inductor compile). ``inspect``
+    (``--kernels``) compiles each graph in place of the plain call of the user's backend:
+    ``inspect(index, gm, example_inputs, compile)`` calls ``compile`` (the user's backend) and
+    returns what it returns.
 
     Patches Dynamo internals, feature-detected: ``_TorchDynamoContext.__call__`` (each
     ``torch.compile`` wrapping a callable becomes a region, counted on entry through the
@@ -91,7 +98,8 @@ def record_regions(notes: list[str], *, capture_only: bool = False) -> Iterator[
     compile_frame = convert_frame._compile
     profile = _python_call_counter(recorder)
     context.__call__ = _region_maker(recorder, wrap_callable, profile)
-    output_graph.call_user_compiler = _graph_recorder(recorder, call_user_compiler, capture_only)
+    output_graph.call_user_compiler = _graph_recorder(recorder, call_user_compiler, capture_only,
+                                                      inspect)
     convert_frame._compile = _unprofiled(compile_frame, profile)
     try:
         yield recorder
@@ -180,24 +188,31 @@ def _region_maker(recorder: RegionRecorder, wrap_callable: Callable[..., Any],
 
 
 def _graph_recorder(recorder: RegionRecorder, call_user_compiler: Callable[..., Any],
-                    capture_only: bool) -> Callable[..., Any]:
+                    capture_only: bool, inspect: GraphCompile | None) -> Callable[..., Any]:
     """``OutputGraph.call_user_compiler`` that records each graph for explain and counts each
     call of its compiled function in the region running then (``capture_only``: compiled by
-    the eager backend instead of the user's)."""
+    the eager backend instead of the user's; ``inspect``: see :func:`record_regions`)."""
 
     def patched_compiler(self: Any, gm: Any, example_inputs: Any) -> Any:
+        index = len(recorder.explain.graphs)  # this graph's number in explain's output
         recorder.explain(gm, example_inputs)  # records the graph, compiles nothing
-        if capture_only:
+
+        def user_compile(gm: Any, example_inputs: Any) -> Any:
+            if not capture_only:
+                return call_user_compiler(self, gm, example_inputs)
             user_backend, self.compiler_fn = self.compiler_fn, _eager_backend
             try:
-                compiled = call_user_compiler(self, gm, example_inputs)
+                return call_user_compiler(self, gm, example_inputs)
             finally:
                 self.compiler_fn = user_backend
-        else:
-            compiled = call_user_compiler(self, gm, example_inputs)
+
+        compiled = user_compile(gm, example_inputs) if inspect is None else \
+            inspect(index, gm, example_inputs, user_compile)
 
         def counted(*args: Any) -> Any:
-            recorder.current().graph_calls += 1
+            region = recorder.current()
+            region.graph_calls += 1
+            region.graph_counts[index] = region.graph_counts.get(index, 0) + 1
             return compiled(*args)
 
         counted.__dict__.update(getattr(compiled, "__dict__", {}))  # e.g. _boxed_call

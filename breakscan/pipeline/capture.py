@@ -31,7 +31,7 @@ import torch
 
 from ..dynamo.backend import CaptureBackend, CodeKey, compile_model, python_calls
 from ..dynamo.logs import dynamo_logs
-from ..dynamo.regions import record_regions
+from ..dynamo.regions import GraphCompile, record_regions
 from ..dynamo.session import (bytecode_hook, clean_dynamo, clean_dynamo_state, dynamic_shapes,
                               log_breaks_again, read_metrics, recorded)
 from ..errors import as_model_error, describe, user_frame_hint
@@ -261,6 +261,7 @@ class RawRegion:
     calls: int
     graph_calls: int
     python_calls: dict[CodeKey, int]  # calls of each code object inside the region
+    graph_counts: dict[int, int]  # calls of each graph (by index) inside the region
 
 
 @dataclass
@@ -298,7 +299,8 @@ class ProgramCapture:
             model_output=self._output.getvalue() if self._output is not None else "",
             seconds=time.perf_counter() - self._started, notes=notes)
         regions = [RawRegion(r.name, r.kind, r.compiled_at, r.calls, r.graph_calls,
-                             _by_key(r.python_calls)) for r in list(self._recorder.regions)]
+                             _by_key(r.python_calls), dict(r.graph_counts))
+                   for r in list(self._recorder.regions)]
         return RawProgram(capture, regions, self._recorder.outside.graph_calls,
                           list(self._stacks))
 
@@ -314,11 +316,12 @@ def _by_key(counts: dict[int, list[Any]]) -> dict[CodeKey, int]:
 
 
 @contextlib.contextmanager
-def program_capture(*, capture_only: bool, verbose: bool,
-                    quiet: bool) -> Iterator[ProgramCapture]:
+def program_capture(*, capture_only: bool, verbose: bool, quiet: bool,
+                    inspect: GraphCompile | None = None) -> Iterator[ProgramCapture]:
     """Record everything ``torch.compile`` does while the block runs a program, leaving the
     program as it is: its backend (unless ``capture_only``), its grad mode, warnings and
-    output (``quiet``: its output is kept for the report instead)."""
+    output (``quiet``: its output is kept for the report instead); ``inspect`` (--kernels)
+    watches each graph's compile (``record_regions``)."""
     notes: list[str] = []
     stacks: list[Any] = []
     output = io.StringIO() if quiet else None
@@ -328,7 +331,7 @@ def program_capture(*, capture_only: bool, verbose: bool,
         redirect.enter_context(contextlib.redirect_stderr(output))
     clean_dynamo_state()
     with dynamo_logs(verbose, notes, recompile_stacks=stacks) as logs, \
-            bytecode_hook(notes) as events, record_regions(notes,
-                                                           capture_only=capture_only) as rec, \
+            bytecode_hook(notes) as events, \
+            record_regions(notes, capture_only=capture_only, inspect=inspect) as rec, \
             redirect:
         yield ProgramCapture(rec, logs, events, stacks, notes, output, time.perf_counter())

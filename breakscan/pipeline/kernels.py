@@ -9,7 +9,8 @@ Inductor's kernels onto its nodes; ``analysis/kernels.py`` turns them into findi
 
 from __future__ import annotations
 
-from typing import Any
+import copy
+from typing import Any, Callable
 
 import torch
 
@@ -114,9 +115,13 @@ def _fallbacks(raw: RawInductorGraph, kernels: list[Kernel]) -> list[Fallback]:
 
 def graph_kernels(gm: Any, raw: RawInductorGraph) -> GraphKernels:
     """Join one graph's IR and its Inductor record (each fusion stop classified)."""
+    return join_kernels(ir_nodes(gm), raw)
+
+
+def join_kernels(nodes: list[IRNode], raw: RawInductorGraph) -> GraphKernels:
+    """Join a graph's IR view (:func:`ir_nodes`) and its Inductor record."""
     for stop in raw.fusion_stops:
         stop.kind = fusion_stop_kind(stop)
-    nodes = ir_nodes(gm)
     by_name = {n.name: n for n in nodes}
     for kernel in raw.kernels:
         for name in kernel.graph_nodes:
@@ -170,6 +175,53 @@ def timed_compile_kernels(result: ScanResult,
 def op_count(gm: Any) -> int:
     """The graph's ops as ``GraphInfo.op_count`` counts them (functions, methods, modules)."""
     return sum(n.op in ("call_function", "call_method", "call_module") for n in gm.graph.nodes)
+
+
+class ProgramKernels:
+    """``breakscan run --kernels``: each graph a program compiles, inspected while the program's
+    own backend compiles it (an ``inspect`` hook of ``dynamo/regions.record_regions``). When
+    that backend is Inductor, its compile is the inspected one (inside Dynamo's tracing context,
+    dynamic shapes and all; Inductor's caches off for it); any other backend (or
+    ``--capture-only``) gets one Inductor compile more, of a copy of the graph, whose code never
+    runs."""
+
+    def __init__(self) -> None:
+        self._inspection = InductorInspection()
+        self._found: dict[int, GraphKernels] = {}
+        self.extra_compiles = 0
+        self.with_backward = 0  # graphs whose backward Inductor compiles later, at backward
+
+    def __call__(self, index: int, gm: Any, example_inputs: Any,
+                 compile: Callable[[Any, Any], Any]) -> Any:
+        nodes = ir_nodes(gm)  # before any compile: Inductor's passes may rewrite the graph
+        if torch.is_grad_enabled() and any(isinstance(x, torch.Tensor) and x.requires_grad
+                                           for x in example_inputs):
+            self.with_backward += 1
+        raw, compiled = self._inspection.compile(gm, example_inputs, index, training=None,
+                                                 compiler=compile, reraise=True)
+        if not self._inspection.scheduled:  # not Inductor's compile
+            copied = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph))
+            raw, _ = self._inspection.compile(copied, example_inputs, index, training=None)
+            self.extra_compiles += 1
+        self._found[index] = join_kernels(nodes, raw)
+        return compiled
+
+    def found(self, count: int, notes: list[str]) -> list[GraphKernels | None]:
+        """Each of the program's ``count`` graphs' kernels (None where none was recorded)."""
+        if not count:
+            return []
+        if self.extra_compiles:
+            notes.append(f"--kernels: {self.extra_compiles} graph(s) were compiled by a backend "
+                         "other than Inductor (or --capture-only); each was compiled once more "
+                         "by Inductor for its kernels, and that code never ran")
+        else:
+            notes.append("--kernels: read from the program's own Inductor compiles (Inductor's "
+                         "caches were off for them, so they were cold compiles)")
+        if self.with_backward:
+            notes.append(f"--kernels: {self.with_backward} graph(s) need a backward, which "
+                         "Inductor compiles when the program first calls backward: the kernels "
+                         "shown and counted per call are the forward's")
+        return [self._found.get(index) for index in range(count)]
 
 
 def inspect_graphs(graphs: list[tuple[Any, list[Any]]], *, training: bool,

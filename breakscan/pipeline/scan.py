@@ -30,8 +30,10 @@ from .inputs import describe_inputs, positional_names
 from .load import LoadedTarget, importable_folder, input_sets, load_target
 from .static import cross_check, lint_model
 from .measure import FrameCosts, OnProgress, measure
-from .kernels import apply_kernels, inspect_graphs, timed_compile_kernels, timing_inspector
-from ..dynamo.inductor import InspectingInductor
+from .kernels import (ProgramKernels, apply_kernels, inspect_graphs, timed_compile_kernels,
+                      timing_inspector)
+from ..analysis.kernels import region_kernels
+from ..dynamo.inductor import InspectingInductor, available
 from ..options import ProgramOptions, ScanOptions, TimingOptions
 from ..target import parse_input_sets
 from ..analysis.recompiles import link_shape_branches, program_recompiles
@@ -285,22 +287,29 @@ def run_program(options: ProgramOptions, *, on_stage: OnStage | None = None) -> 
     from .program import run_program as execute
 
     (on_stage or _no_progress)("program", None)
+    missing = available() if options.kernels else None
+    kernels = ProgramKernels() if options.kernels and missing is None else None
     with program_capture(capture_only=options.capture_only, quiet=options.quiet,
-                         verbose=options.verbose or bool(os.environ.get("TORCH_LOGS"))) as live:
+                         verbose=options.verbose or bool(os.environ.get("TORCH_LOGS")),
+                         inspect=kernels) as live:
         # Built when a timeout or Ctrl-C stops the program, maybe inside a compiled region:
         # breakscan's own code must not be traced there.
         when_stopped(torch.compiler.disable(lambda: program_result(options, live.snapshot(),
-                                                                   None)))
+                                                                   None, kernels)))
         try:
             outcome = execute(options)
         finally:
             when_stopped(None)
-    return program_result(options, live.snapshot(), outcome)
+    result = program_result(options, live.snapshot(), outcome, kernels)
+    if missing is not None:
+        result.notes.append(f"--kernels: not available ({missing})")
+    return result
 
 
-def program_result(options: ProgramOptions, raw: RawProgram,
-                   outcome: Any | None) -> ScanResult:
-    """The report of a program run (``outcome`` None: it has not ended)."""
+def program_result(options: ProgramOptions, raw: RawProgram, outcome: Any | None,
+                   kernels: ProgramKernels | None = None) -> ScanResult:
+    """The report of a program run (``outcome`` None: it has not ended); ``kernels``: what
+    ``--kernels`` recorded of each graph's compile."""
     found = analyse(raw.capture)
     result = ScanResult.start(
         " ".join(options.command), found, torch_version=str(torch.__version__),
@@ -330,6 +339,9 @@ def program_result(options: ProgramOptions, raw: RawProgram,
         capture_only=options.capture_only,
         seconds=round(outcome.seconds if outcome else raw.capture.seconds, 3),
         regions=regions, error=outcome.error if outcome else None)
+    if kernels is not None:
+        apply_kernels(result, kernels.found(len(result.graphs), result.notes))
+        region_kernels(result, [r.graph_counts for r in raw.regions])
     return result
 
 

@@ -4,7 +4,7 @@ for ``$GITHUB_STEP_SUMMARY``."""
 from __future__ import annotations
 
 from ..analysis.categories import CATEGORIES
-from ..result import ModelRun
+from ..result import ModelRun, whole as count
 from ..frames import repo_path
 from .literal import printable
 from .paths import recompile_location
@@ -98,11 +98,15 @@ def to_markdown(runs: list[ModelRun]) -> str:
     for run in runs:
         program = run.result.program if run.result is not None else None
         if program is not None and program.regions:
+            kernels = any(r.kernels_per_call is not None for r in program.regions)
             out += ["", f"### Compiled regions of `{_code(run.target)}`", "",
-                    "| region | calls | graph calls | returns to Python | frames run eagerly |",
-                    "|---|---:|---:|---:|---:|"]
+                    "| region | calls | graph calls | returns to Python | frames run eagerly |"
+                    + (" kernels per call |" if kernels else ""),
+                    "|---|---:|---:|---:|---:|" + ("---:|" if kernels else "")]
             out += [f"| `{_code(r.name)}` | {r.calls} | {r.graph_calls} | {r.eager_gaps} | "
-                    f"{r.frames_run_eagerly} |" for r in program.regions]
+                    f"{r.frames_run_eagerly} |" + (
+                        f" {count(r.kernels_per_call) if r.kernels_per_call is not None else '-'} |"
+                        if kernels else "") for r in program.regions]
         error = run.result.compile_error if run.result is not None else None
         if run.result is None or not (run.result.breaks or error):
             continue

@@ -31,7 +31,9 @@ def regions_table(program: ProgramReport) -> Table:
                          "brackets)", title_justify="left", expand=False)
     table.add_column("region", no_wrap=True)
     table.add_column("compiled at", no_wrap=True)
-    for name in ("calls", "graph calls", "returns to Python", "frames run eagerly"):
+    kernels = any(r.kernels_per_call is not None for r in program.regions)  # --kernels
+    for name in ("calls", "graph calls", "returns to Python", "frames run eagerly") + \
+            (("kernels",) if kernels else ()):
         table.add_column(name, justify="right")
     for r in program.regions:
         def both(total: int, per: float | None) -> str:
@@ -42,7 +44,9 @@ def regions_table(program: ProgramReport) -> Table:
         table.add_row(r.name + ("()" if r.kind == "function" else ""), where, str(r.calls),
                       both(r.graph_calls, r.graph_calls_per_call),
                       both(r.eager_gaps, r.eager_gaps_per_call),
-                      both(r.frames_run_eagerly, r.frames_run_eagerly_per_call))
+                      both(r.frames_run_eagerly, r.frames_run_eagerly_per_call),
+                      *([both(round(r.kernels_per_call * r.calls), r.kernels_per_call)
+                         if r.kernels_per_call is not None else "-"] if kernels else []))
     return table
 
 

@@ -9,11 +9,13 @@ g++ compile (1–2 s), so all but one pair run in the slow suite.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
 from breakscan import scan
-from conftest import SAMPLES, inductors_own_kernel_count, locate
+from conftest import FIXTURES, SAMPLES, inductors_own_kernel_count, locate, run_cli
 
 KERNELS = SAMPLES / "kernels.py"
 
@@ -168,3 +170,49 @@ def test_fix_with_kernels_shows_the_kernels_before_and_after():
     assert fix.after.kernels_per_call == fixed_count
     assert f"kernels per call {int(fix.before.kernels_per_call)} → {fixed_count}" in \
         fix_numbers(fix)
+
+
+PROGRAM = FIXTURES / "programs" / "kernel_program.py"
+
+
+def test_run_kernels_reads_the_programs_own_inductor_compile():
+    """`breakscan run --kernels`: the program's own Inductor compile is the inspected one (no
+    compile more: Inductor's count over the whole run equals the graph's); the fallback at the
+    sort's line; kernels per call of the region = its graph's kernels (one graph call per call)."""
+    from torch._inductor import metrics
+
+    from breakscan import ProgramOptions, run_program
+
+    before = metrics.generated_kernel_count
+    result = run_program(ProgramOptions(script=str(PROGRAM), kernels=True, quiet=True))
+    made = metrics.generated_kernel_count - before
+    assert result.program.exit_code == 0 and "scored" in result.model_output
+    (graph,) = result.graphs
+    found = graph.inductor
+    assert found.error is None and found.kernel_count == made == 2
+    assert [k.kind for k in found.kernels] == ["fused", "fallback", "fused"]
+    _, sort_line = locate("v, _ = torch.sort(h, dim=-1)", PROGRAM)
+    assert [(f.rule, f.line) for f in result.kernel_findings] == [("BS201", sort_line)]
+    (region,) = result.program.regions
+    assert (region.calls, region.graph_calls) == (3, 3)
+    assert region.kernels_per_call == result.summary.kernels_per_call == 3
+    assert any("the program's own Inductor compiles" in n for n in result.notes)
+
+
+@pytest.mark.slow
+def test_run_kernels_of_another_backend_and_its_gate(tmp_path):
+    """A program compiling with aot_eager: each graph is compiled once more by Inductor, the
+    same kernels as the Inductor run (Inductor's own count); `--max-kernels` gates per region
+    call (3 kernels > 2: exit 1), and implies --kernels."""
+    report = tmp_path / "run.json"
+    proc = run_cli("run", "--max-kernels", "2", "--format", "json", "-o", str(report),
+                   str(PROGRAM), "aot_eager")
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(report.read_text())
+    (graph,) = data["graphs"]
+    assert graph["kernel_count"] == 2  # Inductor's own count, pinned by the test above
+    assert [k["kind"] for k in graph["kernels"]] == ["fused", "fallback", "fused"]
+    assert data["program"]["regions"][0]["kernels_per_call"] == 3
+    assert any("compiled once more by Inductor" in n for n in data["notes"])
+    (check,) = [c for c in data["gate"]["checks"] if c["name"] == "max_kernels"]
+    assert not check["passed"]

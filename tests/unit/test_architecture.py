@@ -195,10 +195,8 @@ def test_every_option_is_a_field_of_one_options_object():
         missing = {renamed.get(n, n) for n in names(cls) - internal} - flags
         assert not missing, f"{cls.__name__} fields with no flag on `breakscan scan`: {missing}"
     run_flags = set(inspect.signature(run).parameters)
-    # max_kernels: `breakscan run` has no --kernels yet (the program's graphs are not
-    # compiled by breakscan's own Inductor inspection).
     for cls, internal in ((options.ProgramOptions, {"script", "args"}),  # the `program` words
-                          (options.GateOptions, {"baseline_root", "max_kernels"}),
+                          (options.GateOptions, {"baseline_root"}),
                           (options.Limits, {"threads"})):
         missing = {renamed.get(n, n) for n in names(cls) - internal} - run_flags
         assert not missing, f"{cls.__name__} fields with no flag on `breakscan run`: {missing}"

@@ -160,3 +160,30 @@ def test_only_fusion_stops_a_user_can_act_on_are_kept():
         is None
     assert fusion_stop_kind(stop("exceeds max fusion", ["aten.mul.Tensor"],
                                  ["aten.add.Tensor"])) is None
+
+
+def test_a_program_run_with_kernels_shows_kernels_per_region_call_everywhere():
+    """program_kernels.json: `breakscan run --kernels --max-kernels 2` of
+    tests/fixtures/programs/kernel_program.py (one region called 3 times, one graph of 3
+    kernels): the region's kernels per call in the terminal's, Markdown's and HTML's region
+    tables, the gate on it; the train_loop run without --kernels has no such column."""
+    from breakscan.report.github import to_markdown
+    from breakscan.report.html import to_html
+
+    (run,) = recorded_runs("program_kernels")
+    (region,) = run.result.program.regions
+    assert (region.calls, region.graph_calls, region.kernels_per_call) == (3, 3, 3.0)
+    assert run.result.summary.kernels_per_call == 3.0
+    assert [(c.name, c.actual, c.passed) for c in run.result.gate.checks] == [
+        ("max_kernels", 3, False)]
+    assert [f.rule for f in run.result.kernel_findings] == ["BS201"]
+    from breakscan.report.terminal_kinds import regions_table
+
+    columns = regions_table(run.result.program).columns
+    assert (columns[-1].header, [str(c) for c in columns[-1]._cells]) == ("kernels", ["9 (3)"])
+    assert "per call: graph calls 1 · returns to Python 0 · kernels 3" in _terminal([run])
+    assert "| `top_score` | 3 | 3 | 0 | 0 | 3 |" in to_markdown([run])
+    assert '<td data-label="kernels per call" class="num">3</td>' in to_html([run])
+    (plain,) = recorded_runs("program")
+    assert "kernels" not in [c.header for c in regions_table(plain.result.program).columns]
+    assert "kernels per call" not in to_markdown([plain]) + to_html([plain])

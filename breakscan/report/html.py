@@ -25,6 +25,8 @@ from ..verdicts import Fix
 from ..rules import finding_status, rule_for
 from ..frames import display_path, is_user_file, source_allowed, split_location
 from ..result import whole as count
+from .html_kernels import (KernelChip, finding_anchor, ir_rows, kernel_rows,
+                           source_chips)
 from .literal import printable, scrubbed
 from .wording import (COMPILE_ERROR_ADVICE, calls_line, calls_text, chain_step, compared_speedup,
                       compared_timing, compared_total, fires_text, fix_numbers, gate_status,
@@ -45,6 +47,7 @@ class SourceLine:
     tokens: list[tuple[str, str]]  # (pygments css class, text): escaped by jinja
     classes: list[str] = field(default_factory=list)
     labels: list[tuple[str, str]] = field(default_factory=list)  # (text, href)
+    kernels: list[KernelChip] = field(default_factory=list)  # --kernels: made from this line
     title: str = ""
     gap_before: bool = False  # lines were left out above this one (long files)
 
@@ -106,12 +109,16 @@ def _read(path: str, roots: list[str] | None = None) -> str | None:
         return None
 
 
-def _source_views(result: ScanResult, section: str) -> tuple[list[SourceView], dict[int, str]]:
-    """One view per user file the breaks and graphs touch; also each break's line anchor."""
+def _source_views(result: ScanResult, section: str,
+                  chips: dict[tuple[str, int], list[KernelChip]]
+                  ) -> tuple[list[SourceView], dict[int, str], dict[tuple[str, int], str]]:
+    """One view per user file the breaks, graphs and kernels touch; also each break's line
+    anchor and the anchor of every line shown."""
     files: list[str] = []
     for brk in result.breaks:
         if brk.owner == "user" and brk.file not in files:
             files.append(brk.file)
+    files += [f for f in dict.fromkeys(f for f, _ in chips) if f not in files and is_user_file(f)]
     graph_lines: dict[str, dict[int, list[int]]] = {}
     for graph in result.graphs:
         for loc in graph.source_lines:
@@ -123,6 +130,7 @@ def _source_views(result: ScanResult, section: str) -> tuple[list[SourceView], d
                 files.append(parsed[0])
     views: list[SourceView] = []
     break_anchor: dict[int, str] = {}
+    shown: dict[tuple[str, int], str] = {}
     for k, path in enumerate(files):
         text = _read(path, result.source_roots)
         if text is None:
@@ -148,17 +156,28 @@ def _source_views(result: ScanResult, section: str) -> tuple[list[SourceView], d
             line.labels.append((brk.category, f"#{section}-break-{i}"))
             break_anchor[i] = f"{anchor}-L{brk.line}"
             marked.add(brk.line)
+        for (file, n), found in chips.items():
+            if file == path and 1 <= n <= len(lines):
+                lines[n - 1].kernels = found
+                lines[n - 1].classes += found[0].css.split()[1:]  # its first kernel's colour
+                marked.add(n)
         if len(lines) > MAX_FULL_FILE_LINES:
-            keep = {n for m in marked for n in range(m - WINDOW, m + WINDOW + 1)}
-            kept, previous = [], 0
-            for line in lines:
-                if line.number in keep:
-                    line.gap_before = line.number != previous + 1
-                    kept.append(line)
-                    previous = line.number
-            lines = kept
+            lines = _windows(lines, marked)
         views.append(SourceView(anchor, path, display_path(path), lines))
-    return views, break_anchor
+        shown.update({(path, line.number): f"{anchor}-L{line.number}" for line in lines})
+    return views, break_anchor, shown
+
+
+def _windows(lines: list[SourceLine], marked: set[int]) -> list[SourceLine]:
+    """A long file's lines around the marked ones (a gap marked where lines were left out)."""
+    keep = {n for m in marked for n in range(m - WINDOW, m + WINDOW + 1)}
+    kept, previous = [], 0
+    for line in lines:
+        if line.number in keep:
+            line.gap_before = line.number != previous + 1
+            kept.append(line)
+            previous = line.number
+    return kept
 
 
 def _fix_view(fix: Fix) -> dict[str, Any]:
@@ -245,11 +264,14 @@ def _section(run: ModelRun, k: int) -> dict[str, Any]:
     if run.result is None:
         return view
     result: ScanResult = scrubbed(run.result)
-    sources, anchors = _source_views(result, anchor)
+    sources, anchors, shown = _source_views(result, anchor, source_chips(result, anchor))
     breaks, other_fixes = _break_views(result, anchor, anchors)
     t = result.timings
     view.update({
         "result": result, "sources": sources, "breaks": breaks,
+        "kernel_rows": kernel_rows(result, anchor),
+        "ir": ir_rows(result, anchor, lambda file, line: shown.get((file, line))),
+        "finding_anchors": [finding_anchor(anchor, i) for i in range(len(result.kernel_findings))],
         "other_fixes": [_fix_view(f) for f in other_fixes],
         "static": [f for f in result.static if f.status != "break"],
         "chart": _timing_chart(result),

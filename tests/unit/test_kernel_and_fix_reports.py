@@ -187,3 +187,34 @@ def test_a_program_run_with_kernels_shows_kernels_per_region_call_everywhere():
     (plain,) = recorded_runs("program")
     assert "kernels" not in [c.header for c in regions_table(plain.result.program).columns]
     assert "kernels per call" not in to_markdown([plain]) + to_html([plain])
+
+
+def test_html_colours_each_kernel_on_the_source_lines_and_the_ir(tmp_path):
+    """SortForMax's three kernels: each source line names the kernel made from it (the sort's
+    line also its BS201 finding), in the kernel's colour, linking to its row of the graph's
+    kernel table; each IR line has its kernel's colour and links to its source line; every
+    in-page link resolves; a crafted kernel name is escaped."""
+    import re
+
+    from breakscan.report.html import to_html
+
+    sort, _ = recorded_runs("kernels")
+    page = to_html([sort])
+    _, at = locate("v, _ = torch.sort(h, dim=-1)", KERNELS)  # the lines before and after it
+    lines = {"op0": at - 1, "op1": at, "op4": at + 1}  # relu and mul; the sort; slice and add
+    for colour, (name, line) in enumerate(lines.items()):
+        kind = "fallback" if name == "op1" else "fused"
+        row = re.search(rf'<tr id="model-1-f0-L{line}"[^>]*>.*?</tr>', page, re.S).group(0)
+        assert f'<a class="kchip k{colour} {kind}" href="#model-1-g0-k-{name}"' in row
+        assert f'<tr id="model-1-g0-k-{name}" class="kernel k{colour} {kind}">' in page
+    sort_row = re.search(rf'<tr id="model-1-f0-L{lines["op1"]}"[^>]*>.*?</tr>', page,
+                         re.S).group(0)
+    assert '<a class="kchip finding" href="#model-1-kf-0"' in sort_row and ">BS201<" in sort_row
+    assert (f'<tr class="k1 fallback"><td class="code">%sort: (f32[4, 64], i64[4, 64]) = '
+            f'sort(%h, dim=-1)</td><td class="where"><a href="#model-1-f0-L{lines["op1"]}">'
+            f'sample_models/kernels.py:{lines["op1"]}</a>') in page
+    ids = set(re.findall(r' id="([^"]+)"', page))
+    assert {h for h in re.findall(r'href="#([^"]+)"', page)} <= ids
+    sort.result.graphs[0].inductor.kernels[0].name = '<img src=x onerror=alert(1)>'
+    crafted = to_html([sort])
+    assert "<img src=x" not in crafted and "&lt;img src=x onerror=alert(1)&gt;" in crafted

@@ -29,7 +29,7 @@ KERNEL_RULES: tuple[Rule, ...] = (
                     "numerically sensitive op in a half model, `torch.autocast` keeps the "
                     "upcast inside the op that needs it.",
          before="h = h.to(torch.float64).sin().to(torch.float32)",
-         after="h = h.sin()  # stays float32"),
+         after="h = h.sin()  # stays float32", fixes=("drop_round_trip",)),
     Rule("BS203", "layout_copy", "layout-copy", "Layout change that copies a large tensor",
          kind="kernel",
          why="`.transpose()`/`.permute()` followed by `.contiguous()`, `.reshape()` or a "

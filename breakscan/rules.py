@@ -259,6 +259,8 @@ FIXES: dict[str, FixSpec] = {f.id: f for f in (
     # Constants kept in tensors, as Python values: on the built model, or where they are made.
     FixSpec("python_constants", "constants", "BS012"),
     FixSpec("constant_source", "source", "BS012"),
+    # A kernel rule's rewrite: a dtype round trip in one expression dropped.
+    FixSpec("drop_round_trip", "source", "BS202"),
     FixSpec("disable_call", "source", None),
     FixSpec("tolist_loop", "source", None),
     FixSpec("attn_implementation=eager", "switch", None,

@@ -1,7 +1,8 @@
 """The verdict on a fix: the numbers before and after it, and whether it is a real gain.
 
 A fix is only verified when its rescan in the child gave the same outputs, compiled, and made
-fewer graphs or fewer returns to Python per call (:func:`gained`); it is "slower" when its
+fewer graphs or fewer returns to Python per call (:func:`gained`), or, for a kernel rule's
+rewrite, fewer kernel findings and a faster same-process timing; it is "slower" when its
 interleaved timing says so, "makes it worse" or "no effect" otherwise.
 """
 
@@ -26,7 +27,9 @@ def metrics(result: ScanResult, *, dynamic: bool = False) -> FixMetrics:
                       graph_calls_per_call=result.summary.graph_calls_per_call,
                       eager_gaps_per_call=result.summary.eager_gaps_per_call,
                       frames_run_eagerly_per_call=result.summary.frames_run_eagerly_per_call,
-                      kernels_per_call=result.summary.kernels_per_call)
+                      kernels_per_call=result.summary.kernels_per_call,
+                      kernel_findings=len(result.kernel_findings)
+                      if any(g.inductor is not None for g in result.graphs) else None)
 
 
 def gained(before: FixMetrics, after: FixMetrics) -> bool:
@@ -43,6 +46,13 @@ def gained(before: FixMetrics, after: FixMetrics) -> bool:
             or fewer(before.frames_run_eagerly_per_call, after.frames_run_eagerly_per_call)
             or fewer(before.kernels_per_call, after.kernels_per_call)
             or fewer(before.recompiles, after.recompiles))
+
+
+def fewer_findings(before: FixMetrics, after: FixMetrics) -> bool:
+    """Fewer kernel rules' findings (a kernel rule's rewrite): a gain only when the same-process
+    timing also says faster (:func:`judge`)."""
+    return before.kernel_findings is not None and after.kernel_findings is not None and \
+        after.kernel_findings < before.kernel_findings
 
 
 def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
@@ -69,7 +79,8 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
     elif compiled is not None and not compiled.match:
         fix.status = "changes outputs"
         fix.reason = f"compiled outputs differ from eager with the fix: {compiled.message}"
-    elif not gained(before, after):
+    elif not gained(before, after) and (worse(before, after)
+                                        or not fewer_findings(before, after)):
         fix.status = "makes it worse" if worse(before, after) else "no effect"
         fix.reason = (f"{fix.status}: graphs {before.graph_count} -> {after.graph_count}; per "
                       f"call, graph calls {whole(before.graph_calls_per_call)} -> "
@@ -87,20 +98,35 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
                         "is no gain)")
     else:
         fix.status = "verified"
+    _timing(fix, fixed, before, after)
+    fix.verified = fix.status == "verified"
+
+
+def _timing(fix: Fix, fixed: FixedScan, before: FixMetrics, after: FixMetrics | None) -> None:
+    """The same-process timing onto the fix: its latencies, and the verdict it can change (a
+    verified fix measurably slower; a kernel rule's rewrite not measurably faster)."""
     if fix.after is None:  # nothing compiled with it: no numbers, no timing
-        pass
-    elif fixed.ab is not None:  # both latencies from one process, never one from each
+        return
+    if fixed.ab is not None:  # both latencies from one process, never one from each
         fix.ab = fixed.ab
         fix.before = replace(before, compiled_s=fixed.ab.original.value)
         fix.after.compiled_s = fixed.ab.fixed.value
-        if fix.status == "verified" and fixed.ab.verdict == "slower":
+        if fix.status == "verified" and not gained(before, after) and \
+                fixed.ab.verdict != "faster":  # only a kernel finding gone: the time decides
+            fix.status = "slower" if fixed.ab.verdict == "slower" else "no effect"
+            fix.reason = (f"removes {before.kernel_findings - after.kernel_findings} kernel "
+                          f"finding(s), but {fixed.ab.verdict} in the same-process timing "
+                          f"({fixed.ab.speedup.value:.2f}×): no gain")
+        elif fix.status == "verified" and fixed.ab.verdict == "slower":
             fix.status = "slower"
             what = "removes the break" if after.breaks < before.breaks else \
                 "fewer graphs or returns to Python"
             fix.reason = f"{what} · {1 / fixed.ab.speedup.value:.2f}× slower: no gain"
     else:
         fix.after.compiled_s = None
-    fix.verified = fix.status == "verified"
+        if fix.status == "verified" and not gained(before, after):
+            fix.status = "no effect"  # fewer kernel findings, and no timing to show a gain
+            fix.reason = "removes a kernel finding, but it was not timed: no gain shown"
 
 
 def fix_numbers_text(before: FixMetrics, after: FixMetrics) -> str:

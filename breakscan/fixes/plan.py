@@ -71,6 +71,11 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
                              brk.user_frame.line, callee, own_file, before)
             _plan_source(plans, seen, "tolist_loop", category, brk.user_frame.file,
                          brk.user_frame.line, None, own_file, before, quiet=True)
+    for finding in result.kernel_findings:  # --kernels: a kernel rule's rewrite at its line
+        for spec in fixes_for(finding.category, "source"):
+            if finding.file and finding.line:
+                _plan_source(plans, seen, spec.id, finding.category, finding.file, finding.line,
+                             None, own_file, before)
     plans.extend(_library_switches(result, before))
     plans.extend(_path_switches(result, before))
     if result.recompiles is not None and result.recompiles.recompiles and \

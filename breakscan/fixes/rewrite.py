@@ -28,6 +28,7 @@ import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 
 from .syntax import Refuse, Tree, is_log_call
+from .casts import drop_round_trip
 from .where import branch_to_where
 
 GUARD = "not torch.compiler.is_compiling()"
@@ -35,6 +36,7 @@ _TITLES = {
     "print": "guard the print/logging call with torch.compiler.is_compiling()",
     "data_dependent_branch": "replace the tensor `if` with torch.where",
     "tensor_deepcopy": "replace copy.deepcopy(tensor) with tensor.clone()",
+    "dtype_cast": "drop a dtype round trip: cast to a dtype and back in one expression",
 }
 
 
@@ -51,7 +53,7 @@ def propose_rewrite(source: str, line: int, category: str) -> Rewrite:
     """Rewrite the statement at ``line`` to remove a ``category`` break; never raises."""
     title = _TITLES.get(category, f"no source rewrite for {category}")
     handler = {"print": _guard_print, "data_dependent_branch": branch_to_where,
-               "tensor_deepcopy": _deepcopy_to_clone}.get(category)
+               "tensor_deepcopy": _deepcopy_to_clone, "dtype_cast": drop_round_trip}.get(category)
     if handler is None:
         return Rewrite(category, line, title, None,
                        f"no source rewrite for {category}; see the settings fixes")

@@ -4,8 +4,8 @@ A fix is only called verified when a fresh child process (``isolate.run_isolated
 has applied it — a Dynamo config value, ``dynamic=True``, a library switch, constants made Python
 values, or the rewritten module loaded from a temporary copy of the target's folder or package —
 rescanned, run eager and compiled, matched the original model's outputs (same weights, same
-inputs), and shown a real gain (``judge.gained``); then it is timed against the original in that
-process. The parent side never imports torch; :func:`scan_with_fix` is what the child runs.
+inputs), and shown a real gain (``judge.gained``, or a kernel finding gone); then it is timed
+against the original in that process. The parent side never imports torch; :func:`scan_with_fix` is what the child runs.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from ..process.jobs import FIX_JOB
 from ..sources import source_tree, target_file
 from ..result import FixedScan, ScanResult
 from ..verdicts import Fix, FixMetrics
-from .judge import gained, judge, metrics
+from .judge import fewer_findings, gained, judge, metrics
 from .plan import plan_fixes
 from .settings import resolved_config
 
@@ -220,8 +220,8 @@ def scan_with_fix(request: dict[str, Any], on_stage: Callable[[str, Any], None],
                           same_outputs=compare_outputs(eager_outputs(original), expected))
         before = FixMetrics(**fix["before"]) if fix.get("before") else None
         after = metrics(result, dynamic=bool(fix.get("dynamic")))
-        if found.same_outputs.match and before is not None and gained(before, after) and \
-                result.compile_error is None:
+        if found.same_outputs.match and before is not None and result.compile_error is None \
+                and (gained(before, after) or fewer_findings(before, after)):
             found.ab, found.compiled_outputs, found.compile_error = _time_against_original(
                 original, fixed, fix, options, config, expected,
                 on_stage=lambda name: on_stage(name, result), on_progress=on_progress)

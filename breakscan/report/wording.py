@@ -167,6 +167,8 @@ def fix_numbers(fix: Fix) -> str:
         parts.append(f"recompiles {_arrow(b.recompiles, a.recompiles)}")
     if b.kernels_per_call is not None or a.kernels_per_call is not None:  # --kernels
         parts.append(f"kernels per call {_arrow(b.kernels_per_call, a.kernels_per_call, count)}")
+    if b.kernel_findings != a.kernel_findings:  # a kernel rule's fix
+        parts.append(f"kernel findings {_arrow(b.kernel_findings, a.kernel_findings)}")
     return " · ".join(parts)
 
 

@@ -216,3 +216,27 @@ def test_run_kernels_of_another_backend_and_its_gate(tmp_path):
     assert any("compiled once more by Inductor" in n for n in data["notes"])
     (check,) = [c for c in data["gate"]["checks"] if c["name"] == "max_kernels"]
     assert not check["passed"]
+
+
+@pytest.mark.slow
+def test_fix_with_kernels_drops_a_dtype_round_trip():
+    """`--fix --kernels` on CastRoundTrip: BS202's rewrite drops the cast to float64 and back
+    (the exact diff), its rescan has no kernel finding and the same kernels, the outputs
+    match; whether it is verified is the same-process timing's call (1.02x to 4x measured)."""
+    from breakscan.fixes.verify import verify_fixes
+    from breakscan.options import Limits, ScanOptions, TimingOptions
+
+    target = f"{KERNELS}:CastRoundTrip"
+    options = ScanOptions(input_shapes=("4,64",), kernels=True,
+                          timing=TimingOptions(max_run_time=0.05))
+    result = scan(target, options)
+    (fix,) = [f for f in verify_fixes(target, options, result, Limits())
+              if f.fix_id == "drop_round_trip"]
+    _, line = locate("h = h.to(torch.float64).sin().to(torch.float32)", KERNELS)
+    assert (fix.rule, fix.category, fix.line) == ("BS202", "dtype_cast", line)
+    assert "-        h = h.to(torch.float64).sin().to(torch.float32)\n" \
+           "+        h = h.sin()\n" in fix.diff
+    assert (fix.before.kernel_findings, fix.after.kernel_findings) == (1, 0)
+    assert fix.before.kernels_per_call == fix.after.kernels_per_call == 1
+    assert fix.outputs_match and fix.status in ("verified", "no effect", "slower")
+    assert fix.ab is not None  # a finding gone is timed against the original

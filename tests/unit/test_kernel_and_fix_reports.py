@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
 from rich.console import Console
 
 from breakscan.gate import evaluate
@@ -218,3 +219,37 @@ def test_html_colours_each_kernel_on_the_source_lines_and_the_ir(tmp_path):
     sort.result.graphs[0].inductor.kernels[0].name = '<img src=x onerror=alert(1)>'
     crafted = to_html([sort])
     assert "<img src=x" not in crafted and "&lt;img src=x onerror=alert(1)&gt;" in crafted
+
+
+
+@pytest.mark.parametrize("verdict, status", [
+    ("faster", "verified"), ("no measurable difference", "no effect"), ("slower", "slower"),
+    (None, "no effect")])
+def test_a_kernel_rules_rewrite_is_verified_only_when_its_timing_says_faster(verdict, status):
+    """A kernel rule's rewrite that removes a finding and changes no graph, graph call or kernel
+    count (kernels.json's SortForMax, its finding taken away as the rescan): only a faster
+    same-process timing makes it a gain; the numbers say "kernel findings 1 → 0"."""
+    import copy
+
+    from breakscan.fixes.judge import judge, metrics
+    from breakscan.report.wording import fix_numbers
+    from breakscan.result import FixedScan
+    from breakscan.verdicts import ABTiming, Correctness, Fix, Interval
+
+    sort, _ = recorded_runs("kernels")
+    rescan = copy.deepcopy(sort.result)
+    rescan.kernel_findings = []
+    fixed = FixedScan(result=rescan, same_outputs=Correctness(True, 0.0, None))
+    if verdict:
+        ratio = {"faster": Interval(1.5, 1.4, 1.6), "slower": Interval(0.9, 0.88, 0.92),
+                 "no measurable difference": Interval(1.0, 0.98, 1.02)}[verdict]
+        fixed.ab = ABTiming(Interval(1.0, 0.9, 1.1), Interval(1.0, 0.9, 1.1), ratio, verdict,
+                            10, 10, 1, "inductor")
+    fix = Fix(rule="BS202", fix_id="drop_round_trip", kind="source", title="t",
+              category="dtype_cast", before=metrics(sort.result))
+    judge(fix, fixed, dynamic=False)
+    assert (fix.before.kernel_findings, fix.after.kernel_findings) == (1, 0)
+    assert fix.status == status and fix.verified == (status == "verified")
+    assert "kernels per call 3 → 3 · kernel findings 1 → 0" in fix_numbers(fix)
+    if status != "verified":
+        assert "removes" in fix.reason and "no gain" in fix.reason

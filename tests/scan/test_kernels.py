@@ -240,3 +240,17 @@ def test_fix_with_kernels_drops_a_dtype_round_trip():
     assert fix.before.kernels_per_call == fix.after.kernels_per_call == 1
     assert fix.outputs_match and fix.status in ("verified", "no effect", "slower")
     assert fix.ab is not None  # a finding gone is timed against the original
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (Triton kernels)")
+def test_cuda_kernels_are_triton_kernels_with_inductors_own_count():
+    """On CUDA Inductor generates Triton kernels: the count equals Inductor's own for the same
+    model on the device, and every op of the IR names the line it came from."""
+    name, shape = "CastRoundTrip", "4,64"
+    result = scan(f"{KERNELS}:{name}", input_shapes=[shape], device="cuda", kernels=True)
+    (graph,) = result.graphs
+    assert graph.inductor.error is None
+    assert graph.inductor.kernel_count == inductors_own_kernel_count(
+        f"{KERNELS}:{name}", input_shapes=[shape], device="cuda")
+    _, line = locate("h = h.to(torch.float64).sin().to(torch.float32)", KERNELS)
+    assert [(f.rule, f.line) for f in result.kernel_findings] == [("BS202", line)]

@@ -64,6 +64,9 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
     fix.outputs_match = same.match and (compiled is None or compiled.match)
     fix.max_abs_error = same.max_abs_error
     before, after = fix.before, fix.after
+    # A kernel rule's rewrite: no structural gain, fewer findings; its timing decides.
+    findings_only = not gained(before, after) and not worse(before, after) and \
+        fewer_findings(before, after)
     failed = fixed.compile_error or (fixed.result.compile_error.message
                                      if fixed.result.compile_error else None)
     if failed:
@@ -79,8 +82,7 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
     elif compiled is not None and not compiled.match:
         fix.status = "changes outputs"
         fix.reason = f"compiled outputs differ from eager with the fix: {compiled.message}"
-    elif not gained(before, after) and (worse(before, after)
-                                        or not fewer_findings(before, after)):
+    elif not gained(before, after) and not findings_only:
         fix.status = "makes it worse" if worse(before, after) else "no effect"
         fix.reason = (f"{fix.status}: graphs {before.graph_count} -> {after.graph_count}; per "
                       f"call, graph calls {whole(before.graph_calls_per_call)} -> "
@@ -98,21 +100,22 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
                         "is no gain)")
     else:
         fix.status = "verified"
-    _timing(fix, fixed, before, after)
+    _timing(fix, fixed, before, findings_only)
     fix.verified = fix.status == "verified"
 
 
-def _timing(fix: Fix, fixed: FixedScan, before: FixMetrics, after: FixMetrics | None) -> None:
+def _timing(fix: Fix, fixed: FixedScan, before: FixMetrics, findings_only: bool) -> None:
     """The same-process timing onto the fix: its latencies, and the verdict it can change (a
-    verified fix measurably slower; a kernel rule's rewrite not measurably faster)."""
-    if fix.after is None:  # nothing compiled with it: no numbers, no timing
+    verified fix measurably slower; a kernel rule's rewrite, ``findings_only``, not measurably
+    faster or not timed)."""
+    after = fix.after
+    if after is None:  # nothing compiled with it: no numbers, no timing
         return
     if fixed.ab is not None:  # both latencies from one process, never one from each
         fix.ab = fixed.ab
         fix.before = replace(before, compiled_s=fixed.ab.original.value)
-        fix.after.compiled_s = fixed.ab.fixed.value
-        if fix.status == "verified" and not gained(before, after) and \
-                fixed.ab.verdict != "faster":  # only a kernel finding gone: the time decides
+        after.compiled_s = fixed.ab.fixed.value
+        if fix.status == "verified" and findings_only and fixed.ab.verdict != "faster":
             fix.status = "slower" if fixed.ab.verdict == "slower" else "no effect"
             fix.reason = (f"removes {before.kernel_findings - after.kernel_findings} kernel "
                           f"finding(s), but {fixed.ab.verdict} in the same-process timing "
@@ -123,8 +126,8 @@ def _timing(fix: Fix, fixed: FixedScan, before: FixMetrics, after: FixMetrics | 
                 "fewer graphs or returns to Python"
             fix.reason = f"{what} · {1 / fixed.ab.speedup.value:.2f}× slower: no gain"
     else:
-        fix.after.compiled_s = None
-        if fix.status == "verified" and not gained(before, after):
+        after.compiled_s = None
+        if fix.status == "verified" and findings_only:
             fix.status = "no effect"  # fewer kernel findings, and no timing to show a gain
             fix.reason = "removes a kernel finding, but it was not timed: no gain shown"
 

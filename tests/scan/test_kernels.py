@@ -147,21 +147,27 @@ def test_inside_the_timed_compile_a_graph_with_an_unbacked_scalar_compiles():
     assert result.summary.kernels_per_call == len(graph.inductor.kernels)
 
 
+def _verified_with_kernels(target: str, shape: str, fix_id: str):
+    """`TARGET -s SHAPE --kernels --fix` in process: the scan, and its fix ``fix_id`` verified."""
+    from breakscan.fixes.verify import verify_fixes
+    from breakscan.options import Limits, ScanOptions, TimingOptions
+
+    options = ScanOptions(input_shapes=(shape,), kernels=True,
+                          timing=TimingOptions(max_run_time=0.05))
+    result = scan(target, options)
+    (fix,) = [f for f in verify_fixes(target, options, result, Limits()) if f.fix_id == fix_id]
+    return result, fix
+
+
 @pytest.mark.slow
 def test_fix_with_kernels_shows_the_kernels_before_and_after():
     """`--fix --kernels`: each fix's rescan compiles its graphs with Inductor too; the numbers
     before and after include kernels launched per call, each what a scan of that model with
     --kernels counts (the fixed model: its twin, TensorWhere)."""
-    from breakscan.fixes.verify import verify_fixes
-    from breakscan.options import Limits, ScanOptions, TimingOptions
     from breakscan.report.wording import fix_numbers
 
-    target = f"{SAMPLES}/tensor_branch.py:TensorIf"
-    options = ScanOptions(input_shapes=("8,16",), kernels=True,
-                          timing=TimingOptions(max_run_time=0.05))
-    result = scan(target, options)
-    (fix,) = [f for f in verify_fixes(target, options, result, Limits())
-              if f.fix_id == "torch_where"]
+    result, fix = _verified_with_kernels(f"{SAMPLES}/tensor_branch.py:TensorIf", "8,16",
+                                         "torch_where")
     assert fix.status in ("verified", "slower")
     assert fix.before.kernels_per_call == result.summary.kernels_per_call == \
         sum(len(g.inductor.kernels) * g.calls_per_call for g in result.graphs)
@@ -223,15 +229,7 @@ def test_fix_with_kernels_drops_a_dtype_round_trip():
     """`--fix --kernels` on CastRoundTrip: BS202's rewrite drops the cast to float64 and back
     (the exact diff), its rescan has no kernel finding and the same kernels, the outputs
     match; whether it is verified is the same-process timing's call (1.02x to 4x measured)."""
-    from breakscan.fixes.verify import verify_fixes
-    from breakscan.options import Limits, ScanOptions, TimingOptions
-
-    target = f"{KERNELS}:CastRoundTrip"
-    options = ScanOptions(input_shapes=("4,64",), kernels=True,
-                          timing=TimingOptions(max_run_time=0.05))
-    result = scan(target, options)
-    (fix,) = [f for f in verify_fixes(target, options, result, Limits())
-              if f.fix_id == "drop_round_trip"]
+    _, fix = _verified_with_kernels(f"{KERNELS}:CastRoundTrip", "4,64", "drop_round_trip")
     _, line = locate("h = h.to(torch.float64).sin().to(torch.float32)", KERNELS)
     assert (fix.rule, fix.category, fix.line) == ("BS202", "dtype_cast", line)
     assert "-        h = h.to(torch.float64).sin().to(torch.float32)\n" \

@@ -6,6 +6,9 @@ shown only with ``--debug``.
 
 from __future__ import annotations
 
+import contextlib
+from typing import Iterator
+
 
 # Set in the isolated scan process from --memory-limit, so out-of-memory messages name it.
 MEMORY_LIMIT_MB: int | None = None
@@ -85,3 +88,40 @@ def as_model_error(exc: BaseException, what: str, hint: str = "") -> ModelError:
         return ModelError(f"{what} ran out of memory{memory_limit_note()}: {describe(exc)}"
                           f"{user_frame_hint(exc)}")
     return ModelError(f"{what} failed: {describe(exc)}{user_frame_hint(exc)}{hint}")
+
+
+def raised_by_breakscan(exc: BaseException, *, calling_model: bool = False) -> bool:
+    """Is ``exc`` a bug in breakscan (exit 4) rather than the model's failure (exit 3)?
+
+    Decided by where it was raised, never by its type: below breakscan's innermost frame in the
+    traceback, a frame of the user's code, a library's or code generated from the model's
+    graphs means the model failed (breakscan called it, and it raised); nothing below means
+    breakscan's own line raised. Below it only torch and Python's own library: breakscan's bug,
+    unless ``calling_model`` (the call was the model's, which may be torch's own module).
+    Meant for the scan's child process, where breakscan calls no library but torch.
+    """
+    from .frames import frames_of, is_own_file, is_stdlib_file, is_torch_file
+
+    frames = frames_of(exc)
+    own = [index for index, frame in enumerate(frames) if is_own_file(frame.file)]
+    below = frames[own[-1] + 1:] if own else frames
+    if not below:
+        return True
+    if any(not (is_torch_file(f.file) or is_stdlib_file(f.file)) for f in below):
+        return False
+    return not calling_model
+
+
+@contextlib.contextmanager
+def running_model(what: str) -> Iterator[None]:
+    """Around a stage's calls of the model: an exception the model's code raised leaves as a
+    one-line :class:`ModelError` (exit 3) naming its line; breakscan's own bug (see
+    :func:`raised_by_breakscan`) and Ctrl-C leave unchanged."""
+    try:
+        yield
+    except BreakscanError:
+        raise
+    except (Exception, SystemExit) as exc:
+        if raised_by_breakscan(exc, calling_model=True):
+            raise
+        raise as_model_error(exc, what) from exc

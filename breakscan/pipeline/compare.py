@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..errors import running_model
 from ..options import Limits, ScanOptions
 from ..process.jobs import OUTPUTS_JOB
 from ..result import Comparison, ModelRun
@@ -63,18 +64,23 @@ def outputs_of_both(request: dict[str, Any], on_stage: Callable[[str, Any], None
     except (RuntimeError, KeyError):
         shared = False  # different parameters: compare anyway, both built from the same seed
     on_stage("eager run", None)
-    correctness = compare_outputs(eager_outputs(first), eager_outputs(second))
+    with running_model("A's eager call"):
+        expected = eager_outputs(first)
+    with running_model("B's eager call"):
+        actual = eager_outputs(second)
+    correctness = compare_outputs(expected, actual)
     note = None if shared else "parameters differ (names or shapes): B kept its own weights"
     ab = None
     if options.timing is not None:
         t = options.timing
-        ab, _, why = time_interleaved(
-            Variant(first.fn, first.args, first.kwargs, dynamic=options.dynamic),
-            Variant(second.fn, second.args, second.kwargs, dynamic=options.dynamic),
-            device=first.device, training=first.training, backend=t.backend, mode=t.mode,
-            threads=t.threads, max_run_time=t.max_run_time,
-            compile_options=dict(options.compile_options),
-            on_stage=lambda name: on_stage(name, None), on_progress=on_progress)
+        with running_model("timing A and B side by side"):
+            ab, _, why = time_interleaved(
+                Variant(first.fn, first.args, first.kwargs, dynamic=options.dynamic),
+                Variant(second.fn, second.args, second.kwargs, dynamic=options.dynamic),
+                device=first.device, training=first.training, backend=t.backend, mode=t.mode,
+                threads=t.threads, max_run_time=t.max_run_time,
+                compile_options=dict(options.compile_options),
+                on_stage=lambda name: on_stage(name, None), on_progress=on_progress)
         if why:
             note = "; ".join(filter(None, [note, f"not timed side by side: {why}"]))
     return shared, correctness, note, ab

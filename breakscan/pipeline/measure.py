@@ -24,7 +24,7 @@ from ..frames import acting_frame, parse_stack
 from ..analysis.breaklog import split_reason
 from ..dynamo.backend import CodeKey, compile_model
 from ..dynamo.session import bytecode_hook, dynamo_session, read_metrics
-from ..errors import as_model_error, describe
+from ..errors import describe, running_model
 from ..options import TimingOptions
 from ..records import CodeEvent
 from ..verdicts import Correctness, Timing, TimingReport
@@ -221,20 +221,22 @@ def _time_compiled(timed: _Timed, frame_costs: FrameCosts | None) -> None:
             bytecode_hook(session.notes) as code_events:
         timed.stage("timing (eager)")
         torch.manual_seed(0)
-        try:
+        with running_model("eager call"):
             expected = timed.bind(call.fn)()
-        except Exception as exc:
-            raise as_model_error(exc, "eager call") from exc
-        report.eager = timed.time(call.fn)
+        with running_model("timing the eager model"):
+            report.eager = timed.time(call.fn)
 
         compiled, actual, report.compile_s, report.compile_error = timed.compile_once(
             "", describe, backend=timed.backend)
         if compiled is not None:
             timed.stage("timing (compiled)")
             report.correctness = compare_outputs(expected, actual)
-            report.compiled = timed.time(compiled)
+            with running_model(f"timing the compiled model ({timed.timing.backend})"):
+                report.compiled = timed.time(compiled)
             report.speedup = report.eager.median_s / report.compiled.median_s
-            outside = outside_graphs(timed.bind(compiled), call.device, timed.timing.backend)
+            with running_model("profiling the compiled model"):
+                outside = outside_graphs(timed.bind(compiled), call.device,
+                                         timed.timing.backend)
             # The profiler slows what it watches: its shares are applied to the timed median,
             # so inside + outside is the call, and each break's cost is within its outside.
             median = report.compiled.median_s
@@ -256,7 +258,8 @@ def _time_fullgraph(timed: _Timed) -> None:
             ", fullgraph", _first_break, fullgraph=True)
         if strict is not None:
             timed.stage("timing (fullgraph)")
-            report.fullgraph = timed.time(strict)
+            with running_model("timing the fullgraph model"):
+                report.fullgraph = timed.time(strict)
 
 
 def measure(call: ModelCall, timing: TimingOptions, *,

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from ..analysis.recompiles import (hit_limit, parse_recompile_message, specialised_note,
                                    suggest_dynamic, suggest_partial)
-from ..errors import as_model_error
+from ..errors import running_model
 from ..records import Recompile, RecompileReport
 
 
@@ -36,11 +36,9 @@ def _run_sets(fn: Callable[..., Any], sets: list[tuple[Any, ...]], *, training: 
         compiled = torch.compile(fn, backend=recording_backend, dynamic=dynamic)
         for index, args in enumerate(sets):
             seen = len(session.recompile_logs)
-            try:
+            shapes = [list(a.shape) for a in args if isinstance(a, torch.Tensor)]
+            with running_model(f"compiled call with input shapes {shapes}"):
                 compiled(*args)
-            except Exception as exc:
-                shapes = [list(a.shape) for a in args if isinstance(a, torch.Tensor)]
-                raise as_model_error(exc, f"compiled call with input shapes {shapes}") from exc
             for text in session.recompile_logs[seen:]:
                 record = parse_recompile_message(text)
                 if record is not None:

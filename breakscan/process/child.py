@@ -33,6 +33,7 @@ class _Reporter:
         self.work = work
         self.events = open(work / "events.jsonl", "a", buffering=1, encoding="utf-8")
         self._progress_at = 0.0
+        self.current = "start-up"  # the stage the job is in (what an error names)
 
     def emit(self, **event: Any) -> None:
         self.events.write(json.dumps(event) + "\n")
@@ -51,6 +52,7 @@ class _Reporter:
         if result is not None:
             self.save(result)
         self.emit(stage=name)
+        self.current = name
         self._progress_at = 0.0
 
     def progress(self, text: str) -> None:
@@ -125,6 +127,27 @@ def _end_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="breakscan-parent-watch", daemon=True).start()
 
 
+def _ending(exc: BaseException, stage: str) -> tuple[str, int]:
+    """The one-line error and exit code of a job that raised ``exc`` during ``stage``: its own
+    line for a :class:`~breakscan.errors.BreakscanError`; exit 3 naming the model's line for
+    anything the model's code raised, in whatever stage (``errors.raised_by_breakscan`` decides
+    by the traceback's frames); exit 4 only for breakscan's own bug."""
+    from ..errors import BreakscanError, as_model_error, describe, raised_by_breakscan
+
+    if isinstance(exc, BreakscanError):
+        return str(exc), exc.exit_code
+    if isinstance(exc, MemoryError):
+        from ..errors import memory_limit_note
+
+        return f"ran out of memory{memory_limit_note()} (MemoryError)", EXIT_MODEL_FAILED
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted", EXIT_MODEL_FAILED
+    if not raised_by_breakscan(exc):
+        return str(as_model_error(exc, f"during {stage}, the model")), EXIT_MODEL_FAILED
+    return (f"internal error in breakscan: {describe(exc)} (please report it; --debug shows the "
+            "traceback)"), EXIT_INTERNAL
+
+
 def _child_main(work: Path) -> int:
     import faulthandler
 
@@ -154,21 +177,7 @@ def _child_main(work: Path) -> int:
         result = job(request["request"], reporter.stage, reporter.progress)
         reporter.save(result)
     except BaseException as exc:  # noqa: BLE001 - everything becomes a one-line error
-        from ..errors import BreakscanError, describe
-
-        if isinstance(exc, BreakscanError):
-            message, code = str(exc), exc.exit_code
-        elif isinstance(exc, MemoryError):
-            from ..errors import memory_limit_note
-
-            message, code = f"ran out of memory{memory_limit_note()} (MemoryError)", \
-                EXIT_MODEL_FAILED
-        elif isinstance(exc, KeyboardInterrupt):
-            message, code = "interrupted", EXIT_MODEL_FAILED
-        else:
-            message = f"internal error in breakscan: {describe(exc)} (please report it; --debug " \
-                      "shows the traceback)"
-            code = EXIT_INTERNAL
+        message, code = _ending(exc, reporter.current)
         reporter.emit(error=message, exit_code=code, traceback=traceback.format_exc())
         return 0
     reporter.emit(done=True)

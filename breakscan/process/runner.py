@@ -28,14 +28,21 @@ def scan_isolated(target: str, options: ScanOptions, limits: Limits = Limits(), 
 
 def scan_in_process(target: str, options: ScanOptions) -> ModelRun:
     """The same scan in this process, with no time or memory limit (a model that hangs hangs
-    the caller): for callers that control the model, and for tests of what follows the scan."""
-    from ..errors import BreakscanError
+    the caller): for callers that control the model, and for tests of what follows the scan.
+    What the model's code raised in any stage ends the run as in a child (exit 3, its line);
+    breakscan's own bug propagates."""
+    from ..errors import BreakscanError, as_model_error, raised_by_breakscan
     from ..pipeline.scan import scan
 
     try:
         return ModelRun(target=target, result=scan(target, options))
     except BreakscanError as exc:
         return ModelRun(target=target, result=None, error=str(exc), exit_code=exc.exit_code)
+    except Exception as exc:
+        if raised_by_breakscan(exc):
+            raise
+        return ModelRun(target=target, result=None, error=str(as_model_error(exc, "the model")),
+                        exit_code=EXIT_MODEL_FAILED)
 
 
 def run_model(target: str, options: ScanOptions, gate: GateOptions | None,

@@ -20,7 +20,7 @@ from .records import (CompiledFrame, CompileError, Discrepancy, ExplainCounts, G
                       RecompileReport, RootBreak, StaticFinding)
 from .verdicts import ABTiming, Correctness, Fix, GateResult, TimingReport
 
-SCHEMA_VERSION = "1.14"
+SCHEMA_VERSION = "1.15"
 
 
 def whole(value: float | None) -> str:
@@ -240,6 +240,8 @@ class FixedScan:
     compiled_outputs: Correctness | None = None  # fixed model compiled vs its eager outputs
     compile_error: str | None = None  # the fixed (or original) model did not compile
     ab: ABTiming | None = None  # original vs fixed in this process (only with a real gain)
+    baseline: Correctness | None = None  # the original compiled vs eager, in this process
+    random: bool = False  # the model draws random numbers (compiled with fallback_random)
 
 
 @dataclass

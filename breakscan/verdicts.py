@@ -26,12 +26,15 @@ class Timing:
 
 @dataclass
 class Correctness:
-    """Compiled outputs vs eager (torch.testing.assert_close, dtype-appropriate tolerances)."""
+    """One output compared with another: each tensor's difference relative to its magnitude."""
 
     match: bool
     max_abs_error: float | None
     max_rel_error: float | None
     message: str | None = None
+    # The largest difference as a share of the tensor's largest magnitude (None: not
+    # measurable, e.g. shapes differ); judged against pipeline/outputs.TOLERANCE per dtype.
+    scaled_error: float | None = None
 
 
 @dataclass
@@ -51,6 +54,9 @@ class TimingReport:
     fullgraph_error: str | None = None  # why fullgraph=True did not compile (the first break)
     speedup: float | None = None  # eager median / compiled median
     correctness: Correctness | None = None
+    # The model draws random numbers: it was compiled with Inductor's fallback_random, so its
+    # draws are eager's and its outputs compare (the compiled timings include that too).
+    random_comparable: bool = False
     outside_share: float | None = None  # share of each compiled call outside compiled graphs
     graph_s_per_call: float | None = None  # time inside compiled graphs per call (see below)
     # The profiled share applied to the compiled median: time inside + outside = the median.
@@ -108,11 +114,14 @@ class FixMetrics:
 
 # What trying a fix showed, in the words every report uses.
 FIX_STATUSES = {
-    "verified": "tried: fewer graphs or returns to Python (a kernel rule's rewrite: fewer kernel "
-                "findings and faster), same outputs, not slower",
-    "slower": "tried: removes the break, but the model is measurably slower (no gain)",
-    "no effect": "tried: graphs, graph calls, returns to Python and recompiles unchanged",
-    "makes it worse": "tried: more graphs, graph calls, returns to Python or recompiles",
+    "verified": "tried: fewer eager frames, graph calls, returns to Python, graphs, recompiles or "
+                "kernels and more of none, not slower (more of one: only when measurably "
+                "faster; a kernel rule's rewrite: fewer findings and faster); same outputs",
+    "slower": "tried: fewer of something and more of nothing, but measurably slower (no gain)",
+    "no effect": "tried: eager frames, graph calls, returns to Python, graphs, recompiles and "
+                 "kernels unchanged",
+    "makes it worse": "tried: more eager frames, graph calls, returns to Python, graphs, "
+                      "recompiles or kernels, and not measurably faster",
     "breaks compilation": "tried: with it, torch.compile fails on the model",
     "changes outputs": "tried: the outputs differ from the original model's",
     "not applicable": "tried: it cannot be applied to this model (the reason says why)",
@@ -146,6 +155,10 @@ class Fix:
     backup: str | None = None  # where the original was saved when written
     source_sha256: str | None = None  # a source fix: the file's content when it was planned
     ab: ABTiming | None = None  # verified fixes: original vs fixed, timed in one process
+    # How far compiling alone moved the original's outputs from eager in the fix's child (a
+    # share of the outputs' magnitude): the drift the fix's compiled outputs are judged against.
+    baseline_error: float | None = None
+    random: bool = False  # the model draws random numbers: compiled with fallback_random
 
     def __post_init__(self) -> None:
         if self.verified and self.status == "not tried":  # built as verified (a recorded result)

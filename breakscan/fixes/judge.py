@@ -1,17 +1,22 @@
-"""The verdict on a fix: the numbers before and after it, and whether it is a real gain.
+"""The verdict on a fix: the numbers before and after it, its outputs, and its status.
 
-A fix is only verified when its rescan in the child gave the same outputs, compiled, and made
-fewer graphs or fewer returns to Python per call (:func:`gained`), or, for a kernel rule's
-rewrite, fewer kernel findings and a faster same-process timing; it is "slower" when its
-interleaved timing says so, "makes it worse" or "no effect" otherwise.
+The status follows one rule (:mod:`.gain`: what got better and what worse over the whole
+picture, then the same-process timing where the two disagree). Outputs are judged against the
+unfixed model's own drift: compiling alone already moves a model's outputs (float32
+reassociation, a sampler's 1e-4), so a fix "changes outputs" only when its eager outputs differ
+from the original's, or when compiled with it they move further from eager than the compiled
+original did (:data:`DRIFT_FACTOR` times, beyond the dtype's tolerance).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from ..result import FixedScan, ScanResult, whole
-from ..verdicts import Fix, FixMetrics
+from ..result import FixedScan, ScanResult
+from ..verdicts import Correctness, Fix, FixMetrics
+from .gain import Change, change, change_text, decide, numbers_text
+
+DRIFT_FACTOR = 2.0  # a fix's compiled outputs may drift this many times the original's
 
 
 def metrics(result: ScanResult, *, dynamic: bool = False) -> FixMetrics:
@@ -32,119 +37,82 @@ def metrics(result: ScanResult, *, dynamic: bool = False) -> FixMetrics:
                       if any(g.inductor is not None for g in result.graphs) else None)
 
 
-def gained(before: FixMetrics, after: FixMetrics) -> bool:
-    """A real gain: fewer graphs; per model call, fewer graph calls, returns to Python, frames
-    run eagerly or (with --kernels) kernels launched; or fewer recompiles. Fewer break sites
-    alone is not one (a break that only moved a line down still splits the graph and still
-    returns to Python)."""
-    def fewer(b: float | None, a: float | None) -> bool:
-        return b is not None and a is not None and a < b
-
-    return (after.graph_count < before.graph_count
-            or fewer(before.graph_calls_per_call, after.graph_calls_per_call)
-            or fewer(before.eager_gaps_per_call, after.eager_gaps_per_call)
-            or fewer(before.frames_run_eagerly_per_call, after.frames_run_eagerly_per_call)
-            or fewer(before.kernels_per_call, after.kernels_per_call)
-            or fewer(before.recompiles, after.recompiles))
+def within_drift(fixed: Correctness | None, baseline: Correctness | None) -> bool:
+    """The fix's compiled outputs are as close to eager as the original's compiled outputs
+    were (or within the dtype's tolerance)."""
+    if fixed is None or fixed.match:
+        return True
+    if fixed.scaled_error is None or baseline is None or baseline.scaled_error is None:
+        return False
+    return fixed.scaled_error <= DRIFT_FACTOR * baseline.scaled_error
 
 
-def fewer_findings(before: FixMetrics, after: FixMetrics) -> bool:
-    """Fewer kernel rules' findings (a kernel rule's rewrite): a gain only when the same-process
-    timing also says faster (:func:`judge`)."""
-    return before.kernel_findings is not None and after.kernel_findings is not None and \
-        after.kernel_findings < before.kernel_findings
+def _outputs_reason(fix: Fix, fixed: FixedScan) -> str | None:
+    """Why the fix's outputs count as changed, or None when they do not."""
+    same, compiled, baseline = fixed.same_outputs, fixed.compiled_outputs, fixed.baseline
+    if not same.match:
+        if "(changes training semantics)" in fix.title:  # expected of such a switch
+            return ("changes training semantics, so the outputs differ (expected when this "
+                    "switch is off)")
+        return f"outputs differ from the original model: {same.message}"
+    if not within_drift(compiled, baseline):
+        drift = f"{baseline.scaled_error:.2g}" if baseline and baseline.scaled_error is not \
+            None else "unmeasured"
+        return (f"compiled with the fix, outputs differ from eager further than compiling "
+                f"the original did ({drift}): {compiled.message if compiled else ''}")
+    return None
 
 
 def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
-    """Fill in ``after`` and the verdict: same outputs and a real gain, or not verified."""
+    """Fill in ``after``, the outputs and the status (:func:`.gain.decide`) with its reason."""
     fix.after = metrics(fixed.result, dynamic=dynamic)
     fix.after.speedup = None  # no eager-relative number from another process: see fix.ab
-    compiled = fixed.compiled_outputs
-    same = fixed.same_outputs
-    fix.outputs_match = same.match and (compiled is None or compiled.match)
-    fix.max_abs_error = same.max_abs_error
+    fix.outputs_match = fixed.same_outputs.match and within_drift(fixed.compiled_outputs,
+                                                                  fixed.baseline)
+    fix.max_abs_error = fixed.same_outputs.max_abs_error
+    fix.baseline_error = fixed.baseline.scaled_error if fixed.baseline else None
+    fix.random = fixed.random
     before, after = fix.before, fix.after
-    # A kernel rule's rewrite: no structural gain, fewer findings; its timing decides.
-    findings_only = not gained(before, after) and not worse(before, after) and \
-        fewer_findings(before, after)
     failed = fixed.compile_error or (fixed.result.compile_error.message
                                      if fixed.result.compile_error else None)
-    if failed:
-        fix.status = "breaks compilation"
-        fix.reason = f"breaks compilation: torch.compile fails with it: {failed}"
-        fix.after = None  # no graph was made: "22 -> 0 graphs" would read as a gain
-    elif not same.match:
-        fix.status = "changes outputs"
-        fix.reason = f"outputs differ from the original model: {same.message}"
-        if "(changes training semantics)" in fix.title:  # expected of such a switch
-            fix.reason = ("changes training semantics, so the outputs differ (expected when "
-                          f"this switch is off): {fix_numbers_text(before, after)}")
-    elif compiled is not None and not compiled.match:
-        fix.status = "changes outputs"
-        fix.reason = f"compiled outputs differ from eager with the fix: {compiled.message}"
-    elif not gained(before, after) and not findings_only:
-        fix.status = "makes it worse" if worse(before, after) else "no effect"
-        fix.reason = (f"{fix.status}: graphs {before.graph_count} -> {after.graph_count}; per "
-                      f"call, graph calls {whole(before.graph_calls_per_call)} -> "
-                      f"{whole(after.graph_calls_per_call)}, returns to Python "
-                      f"{whole(before.eager_gaps_per_call)} -> "
-                      f"{whole(after.eager_gaps_per_call)}"
-                      + (f"; recompiles {before.recompiles} -> {after.recompiles}"
-                         if before.recompiles is not None or after.recompiles is not None
-                         else "")
-                      + (f"; kernels per call {whole(before.kernels_per_call)} -> "
-                         f"{whole(after.kernels_per_call)}"
-                         if before.kernels_per_call is not None
-                         or after.kernels_per_call is not None else "")
-                      + f" (breaks {before.breaks} -> {after.breaks}: fewer break sites alone "
-                        "is no gain)")
+    found = change(before, after)
+    outputs_reason = _outputs_reason(fix, fixed)
+    if fixed.ab is not None:  # both latencies from one process, never one from each
+        fix.ab = fixed.ab
+        fix.before = before = replace(before, compiled_s=fixed.ab.original.value)
+        after.compiled_s = fixed.ab.fixed.value
     else:
-        fix.status = "verified"
-    _timing(fix, fixed, before, findings_only)
+        after.compiled_s = None
+    timing = fixed.ab.verdict if fixed.ab is not None else None
+    fix.status = decide(found, compiles=not failed, outputs_same=outputs_reason is None,
+                        timing=timing)
+    fix.reason = _reason(fix.status, found, before, after, failed, outputs_reason, fixed)
+    if fix.status == "breaks compilation":
+        fix.after = None  # no graph was made: "22 -> 0 graphs" would read as a gain
     fix.verified = fix.status == "verified"
 
 
-def _timing(fix: Fix, fixed: FixedScan, before: FixMetrics, findings_only: bool) -> None:
-    """The same-process timing onto the fix: its latencies, and the verdict it can change (a
-    verified fix measurably slower; a kernel rule's rewrite, ``findings_only``, not measurably
-    faster or not timed)."""
-    after = fix.after
-    if after is None:  # nothing compiled with it: no numbers, no timing
-        return
-    if fixed.ab is not None:  # both latencies from one process, never one from each
-        fix.ab = fixed.ab
-        fix.before = replace(before, compiled_s=fixed.ab.original.value)
-        after.compiled_s = fixed.ab.fixed.value
-        if fix.status == "verified" and findings_only and fixed.ab.verdict != "faster":
-            fix.status = "slower" if fixed.ab.verdict == "slower" else "no effect"
-            fix.reason = (f"removes {before.kernel_findings - after.kernel_findings} kernel "
-                          f"finding(s), but {fixed.ab.verdict} in the same-process timing "
-                          f"({fixed.ab.speedup.value:.2f}×): no gain")
-        elif fix.status == "verified" and fixed.ab.verdict == "slower":
-            fix.status = "slower"
-            what = "removes the break" if after.breaks < before.breaks else \
-                "fewer graphs or returns to Python"
-            fix.reason = f"{what} · {1 / fixed.ab.speedup.value:.2f}× slower: no gain"
-    else:
-        after.compiled_s = None
-        if fix.status == "verified" and findings_only:
-            fix.status = "no effect"  # fewer kernel findings, and no timing to show a gain
-            fix.reason = "removes a kernel finding, but it was not timed: no gain shown"
-
-
-def fix_numbers_text(before: FixMetrics, after: FixMetrics) -> str:
-    return (f"graphs {before.graph_count} -> {after.graph_count}, graph calls per call "
-            f"{whole(before.graph_calls_per_call)} -> {whole(after.graph_calls_per_call)}")
-
-
-def worse(before: FixMetrics, after: FixMetrics) -> bool:
-    """More graphs, or per call more graph calls, returns to Python, frames run eagerly, or
-    more recompiles (a Dynamo-hinted setting can do that: 3 -> 4 graphs was seen)."""
-    def more(b: float | None, a: float | None) -> bool:
-        return b is not None and a is not None and a > b
-
-    return (after.graph_count > before.graph_count
-            or more(before.graph_calls_per_call, after.graph_calls_per_call)
-            or more(before.eager_gaps_per_call, after.eager_gaps_per_call)
-            or more(before.frames_run_eagerly_per_call, after.frames_run_eagerly_per_call)
-            or more(before.recompiles, after.recompiles))
+def _reason(status: str, found: Change, before: FixMetrics, after: FixMetrics,
+            failed: str | None, outputs_reason: str | None, fixed: FixedScan) -> str | None:
+    """The reason a report prints next to the status: what it rests on, in numbers."""
+    numbers = numbers_text(before, after)
+    timed = ""
+    if fixed.ab is not None:
+        timed = f"; same-process timing: {fixed.ab.verdict} ({fixed.ab.speedup.value:.2f}×)"
+    if status == "breaks compilation":
+        return f"breaks compilation: torch.compile fails with it: {failed}"
+    if status == "changes outputs":
+        return f"{outputs_reason} ({numbers})"
+    if status == "verified":
+        return None if not found.mixed else \
+            f"a trade ({change_text(found)}), measurably faster{timed}"
+    if status == "not tried":
+        return f"{change_text(found)}, but its timing against the original did not run"
+    if found.fewer_findings and not found.better and not found.worse:
+        timing = "not timed" if fixed.ab is None else \
+            f"{fixed.ab.verdict} in the same-process timing ({fixed.ab.speedup.value:.2f}×)"
+        return (f"removes {before.kernel_findings - after.kernel_findings} kernel finding(s), "
+                f"but {timing}: no gain")
+    why = {"no effect": "nothing fewer", "slower": "measurably slower: no gain",
+           "makes it worse": "not measurably faster" if found.better else "nothing fewer"}
+    return f"{status}: {numbers} ({change_text(found)}; {why[status]}{timed})"

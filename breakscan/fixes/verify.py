@@ -4,8 +4,10 @@ A fix is only called verified when a fresh child process (``isolate.run_isolated
 has applied it — a Dynamo config value, ``dynamic=True``, a library switch, constants made Python
 values, or the rewritten module loaded from a temporary copy of the target's folder or package —
 rescanned, run eager and compiled, matched the original model's outputs (same weights, same
-inputs), and shown a real gain (``judge.gained``, or a kernel finding gone); then it is timed
-against the original in that process. The parent side never imports torch; :func:`scan_with_fix` is what the child runs.
+inputs), and something got better (``gain.change``); then it is timed against the original in
+that process and judged (``judge``: the table in ``gain.decide``). Every compared call starts
+from the same random state (``pipeline/outputs.reseed``); a model that draws random numbers is
+compiled to draw eager's (``fallback_random``) for both the original and the fix. The parent side never imports torch; :func:`scan_with_fix` is what the child runs.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from ..process.jobs import FIX_JOB
 from ..sources import source_tree, target_file
 from ..result import FixedScan, ScanResult
 from ..verdicts import Fix, FixMetrics
-from .judge import fewer_findings, gained, judge, metrics
+from .gain import change, worth_timing
+from .judge import judge, metrics
 from .plan import plan_fixes
 from .settings import resolved_config
 
@@ -194,9 +197,9 @@ def scan_with_fix(request: dict[str, Any], on_stage: Callable[[str, Any], None],
     compare outputs."""
     import torch
 
-    from ..errors import ModelError, UsageError
+    from ..errors import ModelError, UsageError, running_model
     from ..pipeline.load import load_target
-    from ..pipeline.measure import compare_outputs, eager_outputs
+    from ..pipeline.outputs import compare_outputs, eager_reference
     from ..pipeline.scan import scan_loaded, shape_sets_for
 
     target, fix = request["target"], request["fix"]
@@ -215,16 +218,24 @@ def scan_with_fix(request: dict[str, Any], on_stage: Callable[[str, Any], None],
         except ModelError as exc:  # the change broke the model itself (eager)
             raise UsageError(f"not applicable: with it, the model fails: {exc}") from None
         # After the scan, which must capture the fixed model's first call.
-        expected = eager_outputs(fixed)
-        found = FixedScan(result=result,
-                          same_outputs=compare_outputs(eager_outputs(original), expected))
+        try:
+            with running_model("the original's eager call"):
+                reference, random = eager_reference(original)
+            with running_model("the eager call with the fix"):
+                expected, fixed_random = eager_reference(fixed)
+        except ModelError as exc:
+            raise UsageError(f"not applicable: with it, the model fails: {exc}") from None
+        found = FixedScan(result=result, same_outputs=compare_outputs(reference, expected),
+                          random=random or fixed_random)
         before = FixMetrics(**fix["before"]) if fix.get("before") else None
         after = metrics(result, dynamic=bool(fix.get("dynamic")))
         if found.same_outputs.match and before is not None and result.compile_error is None \
-                and (gained(before, after) or fewer_findings(before, after)):
-            found.ab, found.compiled_outputs, found.compile_error = _time_against_original(
-                original, fixed, fix, options, config, expected,
-                on_stage=lambda name: on_stage(name, result), on_progress=on_progress)
+                and worth_timing(change(before, after)):
+            found.ab, (found.baseline, found.compiled_outputs), found.compile_error = \
+                _time_against_original(original, fixed, fix, options, config,
+                                       (reference, expected), found.random,
+                                       on_stage=lambda name: on_stage(name, result),
+                                       on_progress=on_progress)
     return found
 
 
@@ -252,11 +263,12 @@ def _fixed_copy(target: str, load: dict[str, Any], fix: dict[str, Any], original
 
 
 def _time_against_original(original: Any, fixed: Any, fix: dict[str, Any], options: ScanOptions,
-                           config: dict[str, Any], expected: Any,
+                           config: dict[str, Any], expected: tuple[Any, Any], random: bool,
                            on_stage: Callable[[str], None],
                            on_progress: Callable[[str], None] | None) -> tuple:
     """The original and the fixed model timed interleaved in this process (``time_interleaved``):
-    the A/B timing, the fixed model's compiled outputs and its compile error."""
+    the A/B timing, each one's compiled outputs vs its eager ``expected`` (original, fixed) and
+    the compile error."""
     from ..pipeline.interleaved import Variant, time_interleaved
 
     def variant(loaded: Any, **how: Any) -> Variant:
@@ -270,5 +282,5 @@ def _time_against_original(original: Any, fixed: Any, fix: dict[str, Any], optio
         variant(fixed, dynamic=fix.get("dynamic") or dynamic, config=config),
         device=fixed.device, training=fixed.training, backend=timing.backend,
         mode=timing.mode, threads=timing.threads, max_run_time=timing.max_run_time,
-        expected=expected, compile_options=dict(options.compile_options),
+        expected=expected, random=random, compile_options=dict(options.compile_options),
         on_stage=on_stage, on_progress=on_progress)

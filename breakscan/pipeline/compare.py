@@ -50,7 +50,7 @@ def outputs_of_both(request: dict[str, Any], on_stage: Callable[[str, Any], None
     compiled and timed here, interleaved)."""
     from .load import load_target
     from .interleaved import Variant, time_interleaved
-    from .measure import compare_outputs, eager_outputs
+    from .outputs import compare_outputs, eager_outputs
 
     options = ScanOptions.from_dict(request["options"])
     load = options.load_options

@@ -22,7 +22,8 @@ from ..errors import describe
 from ..stats import median_interval, speedup_interval, spread, verdict
 from ..verdicts import ABTiming, Correctness
 from .call import synchronize
-from .measure import NOISE, WARMUP_CALLS, OnProgress, compare_outputs, short_error
+from .measure import NOISE, WARMUP_CALLS, OnProgress, short_error
+from .outputs import comparable_randomness, compare_outputs, reseed
 
 AB_MIN_BLOCKS = 10  # block pairs, at least, whatever the time budget
 AB_BLOCK_S = 0.01  # the faster model's block runs at least this long (calls calibrated to it)
@@ -69,22 +70,21 @@ def _block(call: Callable[[], Any], number: int, context: contextlib.ExitStack) 
 
 def _compile_both(variants: tuple[Variant, Variant], device: torch.device, training: bool,
                   stage: Callable[[str], None], **options: Any
-                  ) -> tuple[list[Callable[[], Any]], Any, str | None]:
-    """Each variant compiled and called once: (the bound calls, the fixed model's output, why
-    one did not compile)."""
-    calls = []
-    out = None
+                  ) -> tuple[list[Callable[[], Any]], list[Any], str | None]:
+    """Each variant compiled and called once from the same random state: (the bound calls,
+    their first outputs, why one did not compile)."""
+    calls, outs = [], []
     for label, variant in zip(("original", "fixed"), variants):
         stage(f"compile ({options['backend']}, {label})")
-        torch.manual_seed(0)
+        reseed()
         try:
             call = variant.compiled(device, **options)
             with variant.context(training):
-                out = call()
+                outs.append(call())
         except Exception as exc:
-            return [], None, short_error(f"the {label} model did not compile: {describe(exc)}")
+            return [], [], short_error(f"the {label} model did not compile: {describe(exc)}")
         calls.append(call)
-    return calls, out, None
+    return calls, outs, None
 
 
 def _alternate(block: Callable[[int, int], float], max_run_time: float,
@@ -114,29 +114,35 @@ def _alternate(block: Callable[[int, int], float], max_run_time: float,
 
 def time_interleaved(original: Variant, fixed: Variant, *, device: torch.device,
                      training: bool, backend: str = "inductor", mode: str | None = None,
-                     threads: int = 1, max_run_time: float = 2.0, expected: Any = None,
+                     threads: int = 1, max_run_time: float = 2.0,
+                     expected: tuple[Any, Any] | None = None, random: bool = False,
                      compile_options: dict[str, Any] | None = None,
                      on_stage: Callable[[str], None] | None = None,
                      on_progress: OnProgress | None = None
-                     ) -> tuple[ABTiming | None, Correctness | None, str | None]:
+                     ) -> tuple[ABTiming | None, tuple[Correctness | None, Correctness | None],
+                                str | None]:
     """Compile both models in this process and time them in alternating blocks.
 
-    Returns (the A/B timing, the fixed model's compiled outputs vs ``expected``, why it could
-    not be timed). Same inputs, same thread count, the order within a pair alternating so a
-    drift of the machine falls on both; at least ``AB_MIN_BLOCKS`` pairs, then until
-    ``2 × max_run_time`` is spent.
+    Returns (the A/B timing, each model's first compiled outputs vs its ``expected`` eager
+    outputs — (original, fixed) —, why it could not be timed). Same inputs, same thread count,
+    the order within a pair alternating so a drift of the machine falls on both; at least
+    ``AB_MIN_BLOCKS`` pairs, then until ``2 × max_run_time`` is spent. ``random``: the models
+    draw random numbers, so both are compiled to draw eager's (``comparable_randomness``).
     """
     stage = on_stage or (lambda name: None)
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(threads)  # before compiling: inductor bakes the count in
     try:
-        with dynamo_session(training=training):
+        with dynamo_session(training=training), comparable_randomness(random):
             variants = (original, fixed)
-            calls, out, why = _compile_both(variants, device, training, stage, backend=backend,
-                                            mode=mode, options=compile_options)
+            calls, outs, why = _compile_both(variants, device, training, stage, backend=backend,
+                                             mode=mode, options=compile_options)
             if why is not None:
-                return None, None, why
-            correctness = compare_outputs(expected, out) if expected is not None else None
+                return None, (None, None), why
+            correctness: tuple[Correctness | None, Correctness | None] = (None, None)
+            if expected is not None:
+                correctness = (compare_outputs(expected[0], outs[0]),
+                               compare_outputs(expected[1], outs[1]))
             stage("timing (original and fixed, interleaved)")
 
             def block(k: int, number: int) -> float:

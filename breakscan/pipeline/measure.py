@@ -27,12 +27,12 @@ from ..dynamo.session import bytecode_hook, dynamo_session, read_metrics
 from ..errors import describe, running_model
 from ..options import TimingOptions
 from ..records import CodeEvent
-from ..verdicts import Correctness, Timing, TimingReport
+from ..verdicts import Timing, TimingReport
 from .call import ModelCall, synchronize
 from .outside import OutsideGraphs, outside_graphs
+from .outputs import comparable_randomness, compare_outputs, draws_random_numbers, reseed
 
 WARMUP_CALLS = 3
-_PLAIN = (int, float, complex, bool, str, bytes, type(None))
 NOISE = 0.1  # IQR / median above this is a noisy measurement (adaptive_autorange's own target)
 # Each variant runs at least this share of its budget, however soon its spread settles: a
 # median over more runs moves less between runs of the same command (benchmarks/timing_spread.py).
@@ -70,51 +70,6 @@ def _load_average() -> float | None:
         return round(os.getloadavg()[0], 2)
     except (AttributeError, OSError):  # not on this platform
         return None
-
-
-def _leaves(value: Any) -> list[Any]:
-    leaves, _ = torch.utils._pytree.tree_flatten(value)
-    return leaves
-
-
-def compare_outputs(expected: Any, actual: Any) -> Correctness:
-    """assert_close on every tensor leaf (dtype-appropriate tolerances) plus the max errors."""
-    exp, act = _leaves(expected), _leaves(actual)
-    if len(exp) != len(act):
-        return Correctness(match=False, max_abs_error=None, max_rel_error=None,
-                           message=f"compiled output has {len(act)} leaves, eager {len(exp)}")
-    max_abs = max_rel = 0.0
-    problems: list[str] = []
-    opaque = 0
-    for index, (e, a) in enumerate(zip(exp, act)):
-        if isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor):
-            try:
-                torch.testing.assert_close(a, e, equal_nan=True)
-            except AssertionError as exc:
-                problems.append(f"output {index}: {' '.join(str(exc).split())[:200]}")
-            if e.numel() and e.is_floating_point() and a.shape == e.shape:
-                diff = (a.detach().double() - e.detach().double()).abs()
-                max_abs = max(max_abs, float(diff.max()))
-                rel = diff / e.detach().double().abs().clamp_min(1e-12)
-                max_rel = max(max_rel, float(rel.max()))
-        elif isinstance(e, _PLAIN) and isinstance(a, _PLAIN):
-            if e != a:
-                problems.append(f"output {index}: {a!r} != {e!r}")
-        else:
-            opaque += 1  # e.g. a KV-cache object: no value equality to compare with
-    note = f"{opaque} non-tensor output(s) not compared" if opaque else None
-    return Correctness(match=not problems, max_abs_error=max_abs, max_rel_error=max_rel,
-                       message="; ".join(problems) or note)
-
-
-def eager_outputs(loaded: Any) -> Any:
-    """A loaded target's eager outputs (seeded, detached copies): the reference to compare with."""
-    torch.manual_seed(0)
-    grad = contextlib.nullcontext() if loaded.training else torch.no_grad()
-    with grad:
-        out = loaded.fn(*loaded.args, **loaded.kwargs)
-    return torch.utils._pytree.tree_map(
-        lambda v: v.detach().clone() if isinstance(v, torch.Tensor) else v, out)
 
 
 def short_error(message: str) -> str:
@@ -204,7 +159,7 @@ class _Timed:
         try:  # torch.compile itself refuses an unknown --compile-option
             target = compile_model(call.fn, call.compile_only, dynamic=dynamic, **settings,
                                    **extra)
-            torch.manual_seed(0)
+            reseed()
             start = time.perf_counter()
             out = self.bind(target)()
             seconds = time.perf_counter() - start
@@ -220,34 +175,35 @@ def _time_compiled(timed: _Timed, frame_costs: FrameCosts | None) -> None:
     with dynamo_session(training=call.training) as session, \
             bytecode_hook(session.notes) as code_events:
         timed.stage("timing (eager)")
-        torch.manual_seed(0)
         with running_model("eager call"):
-            expected = timed.bind(call.fn)()
+            random, expected = draws_random_numbers(timed.bind(call.fn))
         with running_model("timing the eager model"):
             report.eager = timed.time(call.fn)
 
-        compiled, actual, report.compile_s, report.compile_error = timed.compile_once(
-            "", describe, backend=timed.backend)
-        if compiled is not None:
-            timed.stage("timing (compiled)")
-            report.correctness = compare_outputs(expected, actual)
-            with running_model(f"timing the compiled model ({timed.timing.backend})"):
-                report.compiled = timed.time(compiled)
-            report.speedup = report.eager.median_s / report.compiled.median_s
-            with running_model("profiling the compiled model"):
-                outside = outside_graphs(timed.bind(compiled), call.device,
-                                         timed.timing.backend)
-            # The profiler slows what it watches: its shares are applied to the timed median,
-            # so inside + outside is the call, and each break's cost is within its outside.
-            median = report.compiled.median_s
-            scale = median / outside.wall_s if outside.wall_s else 0.0
-            report.outside_share = outside.share
-            report.graph_s_per_call = outside.inside_s
-            if outside.share is not None:
-                report.outside_s_per_call = outside.share * median
-                report.graph_s_per_call = (1.0 - outside.share) * median
-            if frame_costs is not None:
-                frame_costs.add(outside, scale, code_events, session.notes)
+        # Inductor draws its own random numbers: made to draw eager's so outputs compare.
+        with comparable_randomness(random) as report.random_comparable:
+            compiled, actual, report.compile_s, report.compile_error = timed.compile_once(
+                "", describe, backend=timed.backend)
+            if compiled is not None:
+                timed.stage("timing (compiled)")
+                report.correctness = compare_outputs(expected, actual)
+                with running_model(f"timing the compiled model ({timed.timing.backend})"):
+                    report.compiled = timed.time(compiled)
+                report.speedup = report.eager.median_s / report.compiled.median_s
+                with running_model("profiling the compiled model"):
+                    outside = outside_graphs(timed.bind(compiled), call.device,
+                                             timed.timing.backend)
+                # The profiler slows what it watches: its shares are applied to the timed median,
+                # so inside + outside is the call, and each break's cost is within its outside.
+                median = report.compiled.median_s
+                scale = median / outside.wall_s if outside.wall_s else 0.0
+                report.outside_share = outside.share
+                report.graph_s_per_call = outside.inside_s
+                if outside.share is not None:
+                    report.outside_s_per_call = outside.share * median
+                    report.graph_s_per_call = (1.0 - outside.share) * median
+                if frame_costs is not None:
+                    frame_costs.add(outside, scale, code_events, session.notes)
         report.notes.extend(session.notes)
 
 

@@ -28,7 +28,7 @@ from ..result import whole as count
 from .html_kernels import (KernelChip, finding_anchor, ir_rows, kernel_rows,
                            source_chips)
 from .literal import printable, scrubbed
-from .wording import (COMPILE_ERROR_ADVICE, calls_line, calls_text, chain_step, compared_speedup,
+from .wording import (COMPILE_ERROR_ADVICE, calls_line, fixes_baseline, calls_text, chain_step, compared_speedup,
                       compared_timing, compared_total, fires_text, fix_numbers, gate_status,
                       median_iqr, ms, noise_note, outputs_verdict, runtime_line, settings_text,
                       speed_line)
@@ -273,6 +273,7 @@ def _section(run: ModelRun, k: int) -> dict[str, Any]:
         "ir": ir_rows(result, anchor, lambda file, line: shown.get((file, line))),
         "finding_anchors": [finding_anchor(anchor, i) for i in range(len(result.kernel_findings))],
         "other_fixes": [_fix_view(f) for f in other_fixes],
+        "fixes_baseline": fixes_baseline(result.fixes),
         "static": [f for f in result.static if f.status != "break"],
         "chart": _timing_chart(result),
         "runtime": runtime_line(result) if result.summary.runtime_calls else None,

@@ -11,7 +11,7 @@ from rich.text import Text
 from ..frames import display_path
 from ..result import ScanResult
 from ..verdicts import Fix
-from .wording import fix_numbers, speed_line
+from .wording import fix_numbers, fixes_baseline, speed_line
 
 FIX_STYLE = {"verified": "bold green", "breaks compilation": "bold red",
              "makes it worse": "bold red", "changes outputs": "bold red", "not tried": "dim"}
@@ -22,6 +22,8 @@ def print_fixes(result: ScanResult, console: Console) -> None:
     console.print(Text("Fixes (each verified in a fresh process: same weights and inputs, "
                        "rescanned, run eager and compiled; a verified fix is timed against the "
                        "original in that process, interleaved)", style="bold"))
+    for line in fixes_baseline(result.fixes):
+        console.print(Text(f"  {line}", style="dim"))
     for fix in result.fixes:
         _print_fix(fix, console)
     for line in result.unfixed:

@@ -69,10 +69,16 @@ def print_timings(result: ScanResult, console: Console) -> None:
     if c is not None:
         if c.match:
             extra = f"; {c.message}" if c.message else ""
-            console.print(Text(f"  outputs match eager (max abs error {c.max_abs_error:.2e}, "
-                               f"max rel error {c.max_rel_error:.2e}{extra})", style="green"))
+            scaled = f"largest difference {c.scaled_error:.2e} of their magnitude, " \
+                if c.scaled_error is not None else ""
+            console.print(Text(f"  outputs match eager ({scaled}max abs error "
+                               f"{c.max_abs_error:.2e}{extra})", style="green"))
         else:
             console.print(Text(f"  OUTPUTS DIFFER FROM EAGER: {c.message}", style="bold red"))
+    if t.random_comparable:
+        console.print(Text("  the model draws random numbers: eager and compiled ran from the "
+                           "same seed, Inductor drawing eager's (fallback_random), so their "
+                           "outputs compare; the compiled timings include that", style="dim"))
     for note in t.notes:
         console.print(Text(f"  note: {note}", style="dim"))
 

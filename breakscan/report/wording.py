@@ -162,6 +162,11 @@ def fix_numbers(fix: Fix) -> str:
     if b.graph_calls_per_call is not None or a.graph_calls_per_call is not None:
         parts.append(f"graph calls per call "
                      f"{_arrow(b.graph_calls_per_call, a.graph_calls_per_call, count)}")
+    for words, name in (("returns to Python per call", "eager_gaps_per_call"),
+                        ("frames run eagerly", "frames_run_eagerly_per_call")):
+        if getattr(b, name) is not None and getattr(a, name) is not None and \
+                getattr(b, name) + getattr(a, name) > 0:
+            parts.append(f"{words} {_arrow(getattr(b, name), getattr(a, name), count)}")
     parts.append(f"breaks {_arrow(b.breaks, a.breaks)}")
     if b.recompiles is not None or a.recompiles is not None:
         parts.append(f"recompiles {_arrow(b.recompiles, a.recompiles)}")
@@ -259,3 +264,19 @@ def kernels_line(info: Any) -> str:
                if found.kernel_count is not None else "")
     return (f"{info.op_count} ops → {plural(len(found.kernels), 'kernel')}"
             f"{f' ({parts})' if parts else ''}{counted} · compiled in {found.compile_s:.1f}s")
+
+
+def fixes_baseline(fixes: list[Fix]) -> list[str]:
+    """Said once above the fixes: the random state they were compared from, and how far
+    compiling alone moved the original's outputs (what each fix is judged against)."""
+    lines = []
+    if any(f.random for f in fixes):
+        lines.append("the model draws random numbers: every compared call starts from the same "
+                     "seed (torch, random, NumPy), and Inductor was made to draw eager's "
+                     "(torch._inductor.config.fallback_random) so outputs can be compared")
+    drift = max((f.baseline_error for f in fixes if f.baseline_error), default=None)
+    if drift:
+        lines.append(f"compiled, the original differs from eager by {drift:.2g} of its outputs' "
+                     "magnitude before any fix; each fix's compiled outputs are judged against "
+                     "that (up to twice as far), not as its own failure")
+    return lines

@@ -191,3 +191,23 @@ def test_no_fix_proposed_says_why():
     proc = run_cli(f"{RC}:BreakInLock", "-s", "4,16", "--fix", *FAST)
     assert proc.returncode == 0, proc.stderr
     assert "no fix proposed for #1 (frame_skipped at" in proc.stdout
+
+
+def test_a_fix_in_train_mode_with_dropout_is_verified_from_the_same_random_state():
+    """Inductor draws its own random numbers: before, every fix of a train-mode model with
+    dropout was 'changes outputs' (compiled vs eager 1.69 apart). Each compared call now starts
+    from one seed and Inductor draws eager's (fallback_random), and the report says so."""
+    model = f"{SAMPLES}/dropout_branch.py:DropoutBranch"
+    proc = run_cli(model, "-s", "8,16", "--train", "--fix", "--max-run-time", "0.1",
+                   "-f", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["training"] is True
+    timings = doc["timings"]
+    assert timings["backend"] == "inductor" and timings["random_comparable"] is True
+    assert timings["correctness"]["match"] and timings["correctness"]["scaled_error"] < 1e-5
+    fix = _by_id(doc["fixes"], "torch_where")
+    assert fix["random"] is True and fix["outputs_match"] is True
+    assert fix["status"] in GAINED, fix["reason"]
+    assert (fix["before"]["graph_count"], fix["after"]["graph_count"]) == (2, 1)
+    assert fix["baseline_error"] is not None and fix["baseline_error"] < 1e-5

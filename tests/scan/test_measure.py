@@ -12,9 +12,10 @@ import torch
 from breakscan import TimingOptions, scan
 from breakscan.pipeline.load import load_target
 from breakscan.pipeline.call import ModelCall
-from breakscan.pipeline.measure import compare_outputs, measure
+from breakscan.pipeline.measure import measure
+from breakscan.pipeline.outputs import compare_outputs
 
-from conftest import SAMPLES, sample_expectations
+from conftest import FIXTURES, SAMPLES, sample_expectations
 
 EAGER_BACKEND = TimingOptions(backend="eager", max_run_time=0.2)
 
@@ -58,8 +59,8 @@ def test_fullgraph_compiles_item_models_and_says_why():
 
 
 def test_mismatch_is_reported_not_hidden():
-    # random.random() differs between the eager and the compiled call
-    result = scan(f"{SAMPLES}/stdlib_call.py:RandomJitter", input_shapes=["8,16"],
+    # the output counts the calls: the compiled call is a later call than the eager one
+    result = scan(f"{FIXTURES}/models/misbehaving.py:ScalesByCallCount", input_shapes=["8,16"],
                   timing=EAGER_BACKEND)
     c = result.timings.correctness
     assert not c.match and c.max_abs_error > 0 and "output 0" in c.message
@@ -100,9 +101,11 @@ def test_every_sample_model_gets_timings_recompiles_and_a_correctness_verdict(ex
     assert result.summary.recompile_count == len(result.recompiles.recompiles)
     t = result.timings
     assert t.eager.runs > 0 and t.compiled.runs > 0 and t.speedup > 0
-    # random.random() and np.random draw a new number per call; torch.rand is seeded the same
-    # for both runs
-    assert t.correctness.match is (expect.name not in ("RandomJitter", "NumpyRandom"))
+    # random.random(), np.random and torch.rand: torch, random and NumPy are all reset before
+    # the eager and the compiled call, so even RandomJitter and NumpyRandom compare equal
+    assert t.correctness.match
+    assert t.random_comparable is (expect.name in ("RandomJitter", "NumpyRandom",
+                                                   "TorchJitter"))
     assert (t.fullgraph is None) == (t.fullgraph_error is not None)
 
 
@@ -136,3 +139,42 @@ def test_a_spread_that_never_settles_is_marked_noisy():
     assert report.noisy == ["eager"]
     assert noise_note(report).startswith("noisy: eager: the spread stayed above 10 % of the "
                                          "median for the whole time budget; load average 0.5")
+
+
+def test_outputs_are_compared_relative_to_their_magnitude():
+    """A value collapsing from 8e-9 to 0 is a change (an absolute 1e-5 tolerance passed it);
+    a float32 reduction's reordering on large values is not; shapes must be equal."""
+    tiny = torch.full((4,), 8e-9)
+    collapsed = compare_outputs(tiny, torch.zeros(4))
+    assert not collapsed.match and collapsed.scaled_error == pytest.approx(1.0)
+    big = torch.linspace(1, 1000, 64)
+    reordered = compare_outputs(big, big + 1e-4)
+    assert reordered.match and reordered.scaled_error < 2e-7
+    drift = compare_outputs(big, big * (1 + 3.5e-4))
+    assert not drift.match and drift.scaled_error == pytest.approx(3.5e-4, rel=1e-2)
+    assert compare_outputs(torch.zeros(3), torch.zeros(3)).scaled_error == 0.0
+    wrong_shape = compare_outputs(torch.ones(2, 3), torch.ones(3))
+    assert not wrong_shape.match and wrong_shape.scaled_error is None
+    nan = torch.tensor([1.0, float("nan")])
+    assert compare_outputs(nan, nan.clone()).match
+    assert not compare_outputs(nan, torch.tensor([1.0, 2.0])).match
+    assert not compare_outputs(torch.arange(3), torch.arange(3) + 1).match
+
+
+def test_every_compared_call_starts_from_the_same_random_state():
+    """torch, random and NumPy are reset before a compared call; whether a call draws random
+    numbers is seen from the generators."""
+    import random
+
+    import numpy
+
+    from breakscan.pipeline.outputs import draws_random_numbers
+
+    def draw():
+        return (torch.rand(2), random.random(), float(numpy.random.rand()))
+
+    first, second = draws_random_numbers(draw), draws_random_numbers(draw)
+    assert first[0] and second[0]
+    assert torch.equal(first[1][0], second[1][0]) and first[1][1:] == second[1][1:]
+    assert draws_random_numbers(lambda: torch.ones(2))[0] is False
+    assert draws_random_numbers(lambda: random.random())[0] is True

@@ -1,23 +1,121 @@
-"""What counts as a fix's gain, judged on its numbers (no torch, no process)."""
+"""What counts as a fix's gain, judged on its numbers (no torch, no process): every row of the
+gain decision table in docs/fixes.md, and the cases real models showed."""
 
 from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from breakscan.fixes.gain import COMPILES_NOW, Change, change, decide
+from breakscan.fixes.judge import within_drift
+from breakscan.verdicts import Correctness, FixMetrics
+
+
+def metrics(graphs, calls=None, returns=None, eager=None, recompiles=None, kernels=None,
+            findings=None, breaks=1):
+    return FixMetrics(graph_count=graphs, breaks=breaks, recompiles=recompiles, compiled_s=None,
+                      speedup=None, graph_calls_per_call=calls, eager_gaps_per_call=returns,
+                      frames_run_eagerly_per_call=eager, kernels_per_call=kernels,
+                      kernel_findings=findings)
 
 
 def test_fewer_break_sites_alone_is_no_gain():
     """The OLMoE case: a setting that only moves a break down a line (graphs 11 -> 11, the
     same returns to Python) is no gain; each measure that drops is one."""
-    import dataclasses
-
-    from breakscan.fixes.judge import gained
-    from breakscan.verdicts import FixMetrics
-
-    before = FixMetrics(graph_count=11, breaks=2, recompiles=None, compiled_s=None, speedup=None,
-                        graph_calls_per_call=11, eager_gaps_per_call=10,
-                        frames_run_eagerly_per_call=1)
+    before = metrics(11, 11, 10, 1, breaks=2)
     moved = dataclasses.replace(before, breaks=1)
-    assert not gained(before, moved)
-    for field, value in (("graph_count", 10), ("graph_calls_per_call", 10),
-                         ("eager_gaps_per_call", 9), ("frames_run_eagerly_per_call", 0)):
-        assert gained(before, dataclasses.replace(moved, **{field: value})), field
-    assert gained(dataclasses.replace(before, recompiles=3),
-                  dataclasses.replace(moved, recompiles=1))
+    assert change(before, moved) == Change()
+    for field, value, words in (("graph_count", 10, "graphs"),
+                                ("graph_calls_per_call", 10, "graph calls per call"),
+                                ("eager_gaps_per_call", 9, "returns to Python per call"),
+                                ("frames_run_eagerly_per_call", 0, "frames run eagerly"),
+                                ("kernels_per_call", 3, "kernels per call")):
+        start = dataclasses.replace(before, kernels_per_call=4)
+        found = change(start, dataclasses.replace(start, breaks=1, **{field: value}))
+        assert (found.better, found.worse) == ([words], []), field
+    assert change(dataclasses.replace(before, recompiles=3),
+                  dataclasses.replace(moved, recompiles=1)).better == ["recompiles"]
+
+
+# The decision table of docs/fixes.md, one row each: (change, compiles, outputs same, timing)
+# -> status.
+BETTER, WORSE = ["graphs"], ["graph calls per call"]
+ROWS = [
+    (Change(), False, True, None, "breaks compilation"),
+    (Change(better=BETTER), True, False, "faster", "changes outputs"),
+    (Change(), True, True, None, "no effect"),
+    (Change(fewer_findings=True), True, True, "faster", "verified"),
+    (Change(fewer_findings=True), True, True, "slower", "slower"),
+    (Change(fewer_findings=True), True, True, "no measurable difference", "no effect"),
+    (Change(fewer_findings=True), True, True, None, "no effect"),
+    (Change(worse=WORSE), True, True, None, "makes it worse"),
+    (Change(better=BETTER), True, True, "faster", "verified"),
+    (Change(better=BETTER), True, True, "no measurable difference", "verified"),
+    (Change(better=BETTER), True, True, "slower", "slower"),
+    (Change(better=BETTER), True, True, None, "not tried"),
+    (Change(better=BETTER, worse=WORSE), True, True, "faster", "verified"),
+    (Change(better=BETTER, worse=WORSE), True, True, "no measurable difference",
+     "makes it worse"),
+    (Change(better=BETTER, worse=WORSE), True, True, "slower", "makes it worse"),
+]
+
+
+@pytest.mark.parametrize("found, compiles, same, timing, status", ROWS)
+def test_every_row_of_the_gain_decision_table(found, compiles, same, timing, status):
+    assert decide(found, compiles=compiles, outputs_same=same, timing=timing) == status
+
+
+def test_the_decision_table_in_the_docs_is_the_one_tested():
+    """docs/fixes.md's table has a row per case above, with the same status."""
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "docs" / "fixes.md").read_text()
+    section = text.split("### The gain decision table", 1)[1].split("\n###", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("|")][2:]
+    statuses = [row.rsplit("|", 2)[-2].strip(" `") for row in rows]
+    assert statuses == [row[-1] for row in ROWS]
+
+
+def test_a_setting_that_trades_graphs_for_one_return_is_not_verified_when_slower():
+    """Seen: graphs 3 -> 4, graph calls 3 -> 5, a frame run eagerly 0 -> 1, returns to Python
+    2 -> 1, timed slower: marked VERIFIED before. It is worse on three axes."""
+    found = change(metrics(3, 3, 2, 0), metrics(4, 5, 1, 1))
+    assert found.better == ["returns to Python per call"]
+    assert found.worse == ["frames run eagerly", "graph calls per call", "graphs"]
+    assert decide(found, compiles=True, outputs_same=True, timing="slower") == "makes it worse"
+    assert decide(found, compiles=True, outputs_same=True, timing="faster") == "verified"
+
+
+def test_more_graphs_is_never_slower_removes_the_break_and_nothing_changed_is_no_effect():
+    """Seen: 'slower · removes the break' for 13 -> 14 graphs and 18 -> 21 graph calls, and for
+    10 -> 10 graphs, 21 -> 21 graph calls."""
+    found = change(metrics(13, 18, 5, 0, breaks=3), metrics(14, 21, 4, 0, breaks=2))
+    assert decide(found, compiles=True, outputs_same=True, timing="slower") == "makes it worse"
+    same = change(metrics(10, 21, 9, 0, breaks=2), metrics(10, 21, 9, 0, breaks=1))
+    assert decide(same, compiles=True, outputs_same=True, timing=None) == "no effect"
+
+
+def test_a_model_that_ran_eagerly_and_now_compiles_has_gained():
+    """Seen: 0 graphs (every frame run eagerly) -> 1 graph, 0 breaks, marked 'makes it worse'."""
+    found = change(metrics(0, 0, 1, 1), metrics(1, 1, 0, 0, breaks=0))
+    assert COMPILES_NOW in found.better and found.worse == []
+    assert decide(found, compiles=True, outputs_same=True,
+                  timing="no measurable difference") == "verified"
+
+
+def test_a_fix_is_judged_against_the_unfixed_models_own_drift():
+    """A sampler drifting 3.5e-4 compiled before any fix: a fix drifting as much is not a
+    change of outputs; one drifting five times as far is; a tensor that collapsed (shapes
+    differ, no measurable difference) always is."""
+    baseline = Correctness(match=False, max_abs_error=3.5e-4, max_rel_error=None,
+                           scaled_error=3.5e-4)
+
+    def fixed(scaled):
+        return Correctness(match=False, max_abs_error=scaled, max_rel_error=None,
+                           scaled_error=scaled)
+    assert within_drift(fixed(3.6e-4), baseline)
+    assert not within_drift(fixed(1.8e-3), baseline)
+    assert not within_drift(fixed(None), baseline)
+    assert within_drift(Correctness(True, 0.0, 0.0, scaled_error=0.0), None)
+    assert not within_drift(fixed(1e-3), None)

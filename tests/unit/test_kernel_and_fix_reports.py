@@ -76,7 +76,8 @@ def test_terminal_shows_the_kernels_table_the_rule_and_its_advice():
 def test_terminal_shows_a_verified_fix_with_its_same_process_timing():
     """What `breakscan per_layer_branch.py:PerLayerBranch --fix` prints (recorded)."""
     text = _terminal(recorded_runs("fix"))
-    assert "graphs 3 → 1 · graph calls per call 48 → 1 · breaks 1 → 0 · outputs match" in text
+    assert ("graphs 3 → 1 · graph calls per call 48 → 1 · returns to Python per call 24 → 0 · "
+            "frames run eagerly 1 → 0 · breaks 1 → 0 · outputs match") in text
     assert "interleaved block pairs of" in text and "same process" in text
     assert any(v in text for v in ("× faster (95 % CI", "× SLOWER (95 % CI",
                                    "no measurable difference ("))

@@ -128,6 +128,9 @@ FIX_STATUSES = {
     "not tried": "a candidate (--fix tries it), refused, or its check did not finish",
 }
 
+# The reason of a switch named by a scan without --fix (status "not tried").
+CANDIDATE = "a candidate on the break's path, not tried: --fix verifies it"
+
 
 @dataclass
 class Fix:

@@ -130,6 +130,10 @@ def scan(
             stopped = _fix(target, options, run.result, limits, write)
             if stopped is not None:  # interrupted mid-way: report what was verified so far
                 run.error, run.exit_code = stopped
+        elif run.result is not None and run.result.breaks:
+            from ..fixes.plan import switch_candidates
+
+            run.result.fixes = switch_candidates(run.result)  # named, not tried
         report_one(run, output_format, output, html, write_baseline, quiet=quiet,
                    verbose=verbose)
     except BreakscanError as exc:

@@ -51,6 +51,27 @@ def compile_model(fn: Callable[..., Any], compile_only: tuple[Any, str] | None =
     return torch.compile(fn, **options)
 
 
+def own_backend(backend: str, mode: str | None, options: dict[str, Any] | None,
+                dynamic: bool | None, name: str) -> Any:
+    """``backend`` (with its mode and options) as an object equal to no other backend.
+
+    Dynamo reuses a frame's compiled code for any backend that compares equal, and two
+    ``torch.compile(..., backend="inductor")`` of one model do: without this, the second model
+    of a same-process A/B (a fix's Dynamo setting, a switched copy sharing the library's code)
+    would silently run the first one's code.
+    """
+    wrapper = getattr(torch, "_TorchCompileInductorWrapper", None)
+    if backend == "inductor" and wrapper is not None:
+        with contextlib.suppress(TypeError):  # ``name`` is newer than some torch releases
+            return wrapper(mode, options or {}, dynamic, name=f"breakscan-{name}-{id(object())}")
+    compiler = torch._dynamo.lookup_backend(backend)
+
+    def own(gm: Any, example_inputs: list[Any]) -> Callable[..., Any]:
+        return compiler(gm, example_inputs)
+    own.__name__ = f"{backend}_{name}"
+    return own
+
+
 class CaptureBackend:
     """The backend of a scan's one compiled model: explain's own graph-accumulating backend
     over the eager backend (so its numbers are explain's), with each graph's calls counted."""

@@ -18,7 +18,7 @@ from ..files import read_source
 from ..frames import display_path
 from ..sources import source_tree, target_file
 from ..result import ScanResult
-from ..verdicts import Fix, FixMetrics
+from ..verdicts import CANDIDATE, Fix, FixMetrics
 from ..rules import FIXES, Chain, fixes_for, library_switches, rule_for_fix, rule_id
 from .judge import metrics
 from .settings import dynamo_config, hinted_settings
@@ -109,6 +109,17 @@ def _plan_settings(plans: list[FixPlan], seen: set, brk: Any, before: FixMetrics
                                      before=before), config))
 
 
+def switch_candidates(result: ScanResult) -> list[Fix]:
+    """Without --fix: the switches found on the breaks' paths (and the library's own), named
+    as untried candidates (status ``not tried``)."""
+    before = metrics(result)
+    fixes = [plan.fix for plan in _library_switches(result, before)
+             + _path_switches(result, before)]
+    for fix in fixes:
+        fix.reason, fix.before = CANDIDATE, None
+    return fixes
+
+
 # Library switches: the same library, configured or called differently, no file edited. Each is
 # offered when a break's call chain passes where the switch acts, and verified like any fix.
 def _library_switches(result: ScanResult, before: FixMetrics) -> list[FixPlan]:
@@ -137,12 +148,10 @@ def _path_switches(result: ScanResult, before: FixMetrics) -> list[FixPlan]:
 
     plans = []
     for switch in search(result.breaks):
-        value = "not current" if switch.value == "flip" else repr(switch.value)
-        fix_id = switch_id(switch)
+        fix_id = switch.fix_id
         semantics = " (changes training semantics)" if switch.training_semantics else ""
-        where = "config" if switch.on_config else "/".join(switch.classes)
-        title = (f"switch on the path: {where}.{switch.attr} = {value}{semantics}, read at "
-                 + "; ".join(switch.tests[:2]).replace(" `", " `", 1))
+        title = (f"switch on the path: {switch.describe()}{semantics}, read at "
+                 + "; ".join(switch.tests[:2]))
         brk = next(b for b in result.breaks if (b.file, b.line) in switch.sites)
         plans.append(FixPlan(Fix(rule=rule_id(brk.root_category),
                                  fix_id=fix_id, kind="switch",
@@ -294,10 +303,7 @@ def _switched(brk: Any, fixes: list[Fix]) -> bool:
     tried = {f.fix_id for f in fixes if f.kind == "switch"}
     if any(spec.id in tried and spec.applies(_chain(brk)) for spec in library_switches()):
         return True
-    return any(switch_id(s) in tried for s in switches_for(brk))
+    return any(s.fix_id in tried for s in switches_for(brk))
 
 
-def switch_id(switch: Any) -> str:
-    value = "not current" if switch.value == "flip" else repr(switch.value)
-    return f"switch:{switch.attr}={value}"
 

@@ -200,6 +200,7 @@ def scan_with_fix(request: dict[str, Any], on_stage: Callable[[str, Any], None],
     from ..errors import ModelError, UsageError, running_model
     from ..pipeline.load import load_target
     from ..pipeline.outputs import compare_outputs, eager_reference
+    from ..pipeline.interleaved import environment
     from ..pipeline.scan import scan_loaded, shape_sets_for
 
     target, fix = request["target"], request["fix"]
@@ -211,8 +212,9 @@ def scan_with_fix(request: dict[str, Any], on_stage: Callable[[str, Any], None],
         fixed = _fixed_copy(target, options.load_options, fix, original, Path(tmp))
         sets = shape_sets_for(fixed, options.vary_batch, list(options.shapes))
         config = resolved_config(fix["config"])
+        env = _switched_env(fix)
         try:
-            with torch._dynamo.config.patch(**config):
+            with torch._dynamo.config.patch(**config), environment(env):
                 result = scan_loaded(fixed, options.but(timing=None), shape_sets=sets,
                                      on_stage=on_stage, on_progress=on_progress)
         except ModelError as exc:  # the change broke the model itself (eager)
@@ -221,7 +223,7 @@ def scan_with_fix(request: dict[str, Any], on_stage: Callable[[str, Any], None],
         try:
             with running_model("the original's eager call"):
                 reference, random = eager_reference(original)
-            with running_model("the eager call with the fix"):
+            with running_model("the eager call with the fix"), environment(env):
                 expected, fixed_random = eager_reference(fixed)
         except ModelError as exc:
             raise UsageError(f"not applicable: with it, the model fails: {exc}") from None
@@ -237,6 +239,13 @@ def scan_with_fix(request: dict[str, Any], on_stage: Callable[[str, Any], None],
                                        on_stage=lambda name: on_stage(name, result),
                                        on_progress=on_progress)
     return found
+
+
+def _switched_env(fix: dict[str, Any]) -> dict[str, str]:
+    """An environment switch's variable, set only around the fixed model (never the original:
+    both live in the child's one process)."""
+    path = (fix.get("switch") or {}).get("path") or {}
+    return {path["attribute"]: str(path["value"])} if path.get("kind") == "env" else {}
 
 
 def _fixed_copy(target: str, load: dict[str, Any], fix: dict[str, Any], original: Any,
@@ -279,7 +288,8 @@ def _time_against_original(original: Any, fixed: Any, fix: dict[str, Any], optio
     dynamic = options.dynamic  # the user's setting, unless the fix is dynamic=True
     return time_interleaved(
         variant(original, dynamic=dynamic),
-        variant(fixed, dynamic=fix.get("dynamic") or dynamic, config=config),
+        variant(fixed, dynamic=fix.get("dynamic") or dynamic, config=config,
+                env=_switched_env(fix)),
         device=fixed.device, training=fixed.training, backend=timing.backend,
         mode=timing.mode, threads=timing.threads, max_run_time=timing.max_run_time,
         expected=expected, random=random, compile_options=dict(options.compile_options),

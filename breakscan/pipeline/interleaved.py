@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 
-from ..dynamo.backend import compile_model
+from ..dynamo.backend import compile_model, own_backend
 from ..dynamo.session import dynamo_session
 from ..errors import describe
 from ..stats import median_interval, speedup_interval, spread, verdict
@@ -39,10 +40,14 @@ class Variant:
     compile_only: tuple[Any, str] | None = None
     dynamic: bool | None = None
     config: dict[str, Any] = field(default_factory=dict)  # torch._dynamo.config while compiled
+    env: dict[str, str] = field(default_factory=dict)  # environment variables while it runs
 
-    def compiled(self, device: torch.device, **options: Any) -> Callable[[], Any]:
-        """The compiled model bound to its inputs (call it within :meth:`context`)."""
-        target = compile_model(self.fn, self.compile_only, dynamic=self.dynamic, **options)
+    def compiled(self, device: torch.device, label: str, backend: str, mode: str | None,
+                 options: dict[str, Any] | None) -> Callable[[], Any]:
+        """The compiled model bound to its inputs (call it within :meth:`context`), with a
+        backend of its own (``own_backend``): never the other variant's compiled code."""
+        target = compile_model(self.fn, self.compile_only, dynamic=self.dynamic,
+                               backend=own_backend(backend, mode, options, self.dynamic, label))
 
         def call() -> Any:
             out = target(*self.args, **self.kwargs)
@@ -56,8 +61,25 @@ class Variant:
 
         stack = contextlib.ExitStack()
         stack.enter_context(dynamo_config.patch(**self.config))
+        stack.enter_context(environment(self.env))
         stack.enter_context(contextlib.nullcontext() if training else torch.no_grad())
         return stack
+
+
+@contextlib.contextmanager
+def environment(env: dict[str, str]) -> Iterator[None]:
+    """``env`` set in ``os.environ`` for the block, the previous values restored after (an
+    environment switch applies to the fixed model only, never to the original)."""
+    previous = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _block(call: Callable[[], Any], number: int, context: contextlib.ExitStack) -> float:
@@ -78,7 +100,8 @@ def _compile_both(variants: tuple[Variant, Variant], device: torch.device, train
         stage(f"compile ({options['backend']}, {label})")
         reseed()
         try:
-            call = variant.compiled(device, **options)
+            call = variant.compiled(device, label, options["backend"], options["mode"],
+                                    options["options"])
             with variant.context(training):
                 outs.append(call())
         except Exception as exc:

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from ..frames import display_path
 from ..result import ScanResult
-from ..verdicts import Fix
+from ..verdicts import CANDIDATE, Fix
 from .wording import fix_numbers, fixes_baseline, speed_line
 
 FIX_STYLE = {"verified": "bold green", "breaks compilation": "bold red",
@@ -19,6 +19,15 @@ AB_STYLE = {"faster": "green", "slower": "bold yellow"}  # a same-process timing
 
 
 def print_fixes(result: ScanResult, console: Console) -> None:
+    if all(fix.reason == CANDIDATE for fix in result.fixes):  # a scan without --fix
+        console.print(Text("Switches on the breaks' paths (not tried: --fix verifies each in a "
+                           "fresh process)", style="bold"))
+        for fix in result.fixes:
+            where = f"  {display_path(fix.file)}:{fix.line}" if fix.file else ""
+            console.print(Text(f"  {fix.rule} {fix.fix_id}{where}: {fix.title}"))
+            if fix.setting:
+                console.print(Padding(Text(fix.setting, style="cyan"), (0, 0, 0, 4)))
+        return
     console.print(Text("Fixes (each verified in a fresh process: same weights and inputs, "
                        "rescanned, run eager and compiled; a verified fix is timed against the "
                        "original in that process, interleaved)", style="bold"))

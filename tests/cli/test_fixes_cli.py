@@ -10,6 +10,8 @@ import hashlib
 import json
 import shutil
 
+import pytest
+
 from conftest import GAINED, FIXTURES, QUICK, SAMPLES, locate, run_cli
 
 FAST = QUICK
@@ -211,3 +213,33 @@ def test_a_fix_in_train_mode_with_dropout_is_verified_from_the_same_random_state
     assert fix["status"] in GAINED, fix["reason"]
     assert (fix["before"]["graph_count"], fix["after"]["graph_count"]) == (2, 1)
     assert fix["baseline_error"] is not None and fix["baseline_error"] < 1e-5
+
+
+SWITCHES = FIXTURES / "models" / "switch_cases.py"
+
+
+@pytest.mark.parametrize("name, extra, fix_id, graphs", [
+    ("LayerDropThroughVariable", ("--train",), "switch:layerdrop=0.0", (0, 1)),
+    ("SchedulerLoop", (), "switch:set_begin_index(0)", (5, 1)),
+    ("CheckedByEnvironment", (), "switch:env:BREAKSCAN_EXAMPLE_DISABLE_CHECK=1", (2, 1)),
+])
+def test_a_switch_on_the_path_is_verified(name, extra, fix_id, graphs):
+    """Through a variable (a model that ran eagerly now compiles: a gain), a setter method
+    called on the built model's scheduler, an environment variable set around the fixed model
+    only (the original keeps its break: before 2 graphs, in the same process)."""
+    proc = run_cli(f"{SWITCHES}:{name}", "-s", "4,16", *extra, "--fix", *FAST, "-f", "json")
+    assert proc.returncode == 0, proc.stderr
+    fix = _by_id(json.loads(proc.stdout)["fixes"], fix_id)
+    assert fix["status"] in GAINED and fix["outputs_match"], fix["reason"]
+    assert (fix["before"]["graph_count"], fix["after"]["graph_count"]) == graphs
+    assert fix["before"]["breaks"] >= 1 and fix["after"]["breaks"] < fix["before"]["breaks"]
+
+
+def test_a_scan_without_fix_names_the_switches_as_untried_candidates():
+    proc = run_cli(f"{SWITCHES}:SchedulerLoop", "-s", "4,16", "--backend", "eager")
+    assert proc.returncode == 0, proc.stderr
+    text = " ".join(proc.stdout.split())
+    assert "Switches on the breaks' paths (not tried: --fix verifies each in a fresh process)" \
+        in text
+    assert "switch:set_begin_index(0)" in text and "Scheduler.set_begin_index(0)" in text
+    assert "VERIFIED" not in text and "Fixes (each verified" not in text

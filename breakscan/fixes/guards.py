@@ -1,0 +1,211 @@
+"""What the tests on a break's path read, and the values that send a call elsewhere.
+
+Read with ``ast`` (no torch): the ``if``/``while``/ternary tests that enclose a line and the
+early exits above it (``guards``), local names followed back to what the function assigned them
+(``followed``, ``assignments_feeding``), and per test the settings that make it false or true:
+an attribute of ``self`` or ``self.config`` (``falsifying``, ``truthy_attrs``), an environment
+variable (``env_settings``), or a public method that sets what an ``is None`` test reads
+(``setters``). :mod:`.switches` turns them into verified candidates.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+from typing import Any
+
+EARLY_EXIT_WINDOW = 12  # lines above a line where a guard that returns still counts
+
+
+def self_attr(node: ast.AST) -> tuple[str, bool] | None:
+    """``self.x`` -> ("x", False); ``self.config.x`` -> ("x", True)."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+            node.value.id == "self":
+        return node.attr, False
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and \
+            node.value.attr == "config" and isinstance(node.value.value, ast.Name) and \
+            node.value.value.id == "self":
+        return node.attr, True
+    return None
+
+
+def falsifying(test: ast.AST) -> list[tuple[str, bool, Any]]:
+    """(attr, on_config, value) settings that make ``test`` false (when it was true)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return [found for value in test.values for found in falsifying(value)]
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return [(a, c, "flip") for a, c, _ in truthy_attrs(test.operand)]
+    if isinstance(test, ast.IfExp) and constant_truth(test.body) is True and \
+            constant_truth(test.orelse) is False:  # `True if <test> else False`
+        return falsifying(test.test)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and \
+            isinstance(test.ops[0], ast.Lt) and not isinstance(test.left, ast.Constant):
+        found = self_attr(test.comparators[0])  # `draw < self.layerdrop`: false at 0
+        return [(*found, 0.0)] if found else []
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and \
+            isinstance(test.comparators[0], ast.Constant):
+        found = self_attr(test.left)
+        constant = test.comparators[0].value
+        op = test.ops[0]
+        if found is None or isinstance(constant, str):
+            return []
+        if isinstance(op, (ast.Gt, ast.Lt, ast.NotEq)):
+            return [(*found, constant)]  # x > c, x < c, x != c are false at x == c
+        if isinstance(op, ast.IsNot) and constant is None:
+            return [(*found, None)]
+        return []
+    return [(a, c, "flip") for a, c, _ in truthy_attrs(test)]
+
+
+def constant_truth(node: ast.AST) -> bool | None:
+    return bool(node.value) if isinstance(node, ast.Constant) else None
+
+
+class _Substitute(ast.NodeTransformer):
+    """Names in a test replaced by what the function assigned them last before the test."""
+
+    def __init__(self, assigned: dict[str, ast.AST]):
+        self.assigned = assigned
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return self.assigned.get(node.id, node)
+
+
+def followed(test: ast.AST, fn: ast.AST, line: int) -> ast.AST:
+    """``test`` with each local name replaced by its last assignment above ``line`` in ``fn``
+    (``skip = True if self.training and p < self.config.layerdrop else False`` then
+    ``if skip:``), followed through up to three assignments."""
+    assigned: dict[str, tuple[int, ast.AST]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name) and node.lineno < line:
+            name = node.targets[0].id
+            if name not in assigned or assigned[name][0] < node.lineno:
+                assigned[name] = (node.lineno, node.value)
+    values = {name: value for name, (_, value) in assigned.items()}
+    for _ in range(3):
+        test = _Substitute(values).visit(copy.deepcopy(test))
+    return test
+
+
+def assignments_feeding(fn: ast.AST, line: int, depth: int = 2) -> list[int]:
+    """The lines above ``line`` in ``fn`` that assign a name the statement at ``line`` reads
+    (``skip_the_layer = dropout_probability < self.config.layerdrop`` under ``if
+    self.training and self.config.layerdrop > 0.0:``, read by ``if not skip_the_layer:``): the
+    guards around those lines lead to the break too. Followed ``depth`` assignments back."""
+    statement = next((node for node in ast.walk(fn) if isinstance(node, ast.stmt)
+                      and node.lineno == line and node is not fn), None)
+    if statement is None:
+        return []
+    part = statement.test if isinstance(statement, (ast.If, ast.While)) else statement
+    names = {n.id for n in ast.walk(part) if isinstance(n, ast.Name)}
+    found = []
+    for node in ast.walk(fn):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        if node is not statement and getattr(node, "lineno", line) < line and any(
+                isinstance(t, ast.Name) and t.id in names for t in targets):
+            found.append(node.lineno)
+            if depth > 1:
+                found += assignments_feeding(fn, node.lineno, depth - 1)
+    return list(dict.fromkeys(found))
+
+
+def truthy_attrs(test: ast.AST) -> list[tuple[str, bool, Any]]:
+    found = self_attr(test)
+    return [(*found, "flip")] if found else []
+
+
+def class_and_function(tree: ast.Module, line: int
+                        ) -> tuple[ast.ClassDef | None, ast.AST | None]:
+    """The innermost class and function holding ``line``."""
+    cls = fn = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.lineno <= line <= (node.end_lineno or 0):
+            if cls is None or node.lineno >= cls.lineno:
+                cls = node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                node.lineno <= line <= (node.end_lineno or 0):
+            if fn is None or node.lineno >= fn.lineno:
+                fn = node
+    return cls, fn
+
+
+def guards(fn: ast.AST, line: int) -> list[tuple[ast.AST, int]]:
+    """The tests on the way to ``line`` inside ``fn``: every enclosing ``if``/``while``/ternary
+    whose taken side holds it, and the early-exit ``if``s a few lines above it."""
+    found: list[tuple[ast.AST, int]] = []
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.If, ast.While, ast.IfExp)):
+            body = node.body if isinstance(node.body, list) else [node.body]
+            if body and body[0].lineno <= line <= (body[-1].end_lineno or 0):
+                found.append((node.test, node.lineno))
+            elif isinstance(node, ast.If) and node.orelse is not None and node.orelse and \
+                    node.orelse[0].lineno <= line <= (node.orelse[-1].end_lineno or 0):
+                found.append((ast.UnaryOp(op=ast.Not(), operand=node.test), node.lineno))
+            elif isinstance(node, ast.If) and not node.orelse and \
+                    0 < line - (node.end_lineno or 0) <= EARLY_EXIT_WINDOW and \
+                    any(isinstance(s, (ast.Return, ast.Raise, ast.Continue))
+                        for s in node.body):
+                # `if self.fast: return ...` above the line: taking it skips the line
+                found.append((ast.UnaryOp(op=ast.Not(), operand=node.test), node.lineno))
+    return found
+
+
+def negated(test: ast.AST) -> ast.AST | None:
+    return test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) \
+        else None
+
+
+def env_settings(test: ast.AST) -> list[tuple[str, str]]:
+    """(variable, value) that make ``test`` true when it reads the environment:
+    ``os.getenv("X", "0") == "1"``, ``os.environ.get("X") == "1"``, ``os.environ["X"]``."""
+    def variable(node: ast.AST) -> str | None:
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str) and \
+                ast.unparse(node.func) in ("os.getenv", "os.environ.get", "getenv",
+                                           "environ.get"):
+            return node.args[0].value
+        if isinstance(node, ast.Subscript) and ast.unparse(node.value) in ("os.environ",
+                                                                          "environ") and \
+                isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+            return node.slice.value
+        return None
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return [found for value in test.values for found in env_settings(value)]
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and \
+            isinstance(test.ops[0], ast.Eq) and isinstance(test.comparators[0], ast.Constant):
+        name = variable(test.left)
+        return [(name, str(test.comparators[0].value))] if name else []
+    name = variable(test)
+    return [(name, "1")] if name else []
+
+
+def setters(cls: ast.ClassDef, attr: str) -> list[tuple[str, Any]]:
+    """(public method, its default argument) of ``cls`` that assigns ``self.attr`` (or the
+    ``self._attr`` behind a property) from that argument: ``set_begin_index(begin_index=0)``
+    for ``if self.begin_index is None:``."""
+    found = []
+    for method in cls.body:
+        if not isinstance(method, ast.FunctionDef) or method.name.startswith("_"):
+            continue
+        params = method.args.args[1:]
+        defaults = dict(zip([p.arg for p in params[len(params) - len(method.args.defaults):]],
+                            method.args.defaults))
+        for node in ast.walk(method):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                    self_attr(node.targets[0]) in ((attr, False), ("_" + attr, False)) and \
+                    isinstance(node.value, ast.Name) and \
+                    isinstance(defaults.get(node.value.id), ast.Constant):
+                found.append((method.name, defaults[node.value.id].value))
+    return found
+
+
+def not_none_attr(test: ast.AST) -> str | None:
+    """``attr`` of a test ``self.attr is None`` (true until something sets it)."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and \
+            isinstance(test.ops[0], ast.Is) and isinstance(test.comparators[0], ast.Constant) \
+            and test.comparators[0].value is None:
+        found = self_attr(test.left)
+        return found[0] if found and not found[1] else None
+    return None

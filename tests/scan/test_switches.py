@@ -1,0 +1,48 @@
+"""Switches on a break's path, in the shapes real libraries write them (issue 32 §3): found by
+reading the path's tests, each named as an untried candidate without --fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from breakscan.fixes.plan import switch_candidates
+from breakscan.fixes.switches import search
+from breakscan.pipeline.scan import scan
+from breakscan.verdicts import CANDIDATE
+
+from conftest import FIXTURES, locate
+
+CASES = FIXTURES / "models" / "switch_cases.py"
+
+
+@pytest.mark.parametrize("name, train, fix_id, code, test", [
+    # the decision is carried in a variable: followed back to its assignment's guard
+    ("LayerDropThroughVariable", True, "switch:layerdrop=0.0", "model.config.layerdrop = 0.0",
+     "if self.training and self.config.layerdrop > 0.0:"),
+    # `if self.begin_index is None:`, set by the scheduler's public set_begin_index(0)
+    ("SchedulerLoop", False, "switch:set_begin_index(0)", "obj.set_begin_index(0)",
+     "if self.begin_index is None:"),
+    # an early return on an environment variable above the break
+    ("CheckedByEnvironment", False, "switch:env:BREAKSCAN_EXAMPLE_DISABLE_CHECK=1",
+     "os.environ['BREAKSCAN_EXAMPLE_DISABLE_CHECK'] = '1'",
+     'if os.getenv("BREAKSCAN_EXAMPLE_DISABLE_CHECK", "0") == "1":'),
+])
+def test_the_switch_is_found_and_named_without_fix(name, train, fix_id, code, test):
+    result = scan(f"{CASES}:{name}", input_shapes=["4,16"], train=train)
+    (switch,) = search(result.breaks)
+    assert switch.fix_id == fix_id and switch.code().startswith(code)
+    line = locate(test, CASES)[1]
+    assert [t.rsplit(" `", 1)[0] for t in switch.tests] == [f"{CASES}:{line}"]
+    (candidate,) = [f for f in switch_candidates(result) if f.fix_id == fix_id]
+    assert (candidate.status, candidate.reason, candidate.kind) == ("not tried", CANDIDATE,
+                                                                    "switch")
+    assert not candidate.verified and candidate.before is None
+
+
+def test_an_environment_switch_names_no_class_and_a_setter_its_class():
+    result = scan(f"{CASES}:SchedulerLoop", input_shapes=["4,16"])
+    (switch,) = search(result.breaks)
+    assert (switch.kind, switch.classes, switch.value) == ("method", ["Scheduler"], 0)
+    result = scan(f"{CASES}:CheckedByEnvironment", input_shapes=["4,16"])
+    (switch,) = search(result.breaks)
+    assert (switch.kind, switch.classes, switch.value) == ("env", [], "1")

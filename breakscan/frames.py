@@ -154,17 +154,62 @@ def frames_of(exc: BaseException) -> list[Frame]:
     return frames
 
 
+@dataclass(frozen=True)
+class LibraryHelper:
+    """A library's generic utility module: a break inside it is acted on at the frame outside it
+    that called it (the model's line), never inside the helper."""
+
+    path: str  # inside the installed package, ``/`` separators
+    switch: str = ""  # what turns the helper off without editing anything (named in the advice)
+    functions: tuple[str, ...] = ()  # the helper functions the switch turns off
+    what: str = ""  # what those functions do, in words
+    off: str = ""  # what the switch does
+
+
+# transformers' import utilities wrap torch._check/_check_tensor_all (`torch_compilable_check`,
+# off under its environment switch); its generic utilities wrap conversions (`torch_int`).
+LIBRARY_HELPERS = (
+    LibraryHelper("transformers/utils/import_utils.py", "TRANSFORMERS_DISABLE_TORCH_CHECK=1",
+                  ("torch_compilable_check",),
+                  what="a runtime check (`torch._check_tensor_all` on a tensor condition) that "
+                       "needs the condition's value on the host",
+                  off="transformers then skips these checks"),
+    LibraryHelper("transformers/utils/generic.py"),
+)
+
+
+def library_helper(path: str) -> LibraryHelper | None:
+    """The helper module ``path`` is, when it is one of an installed library's."""
+    if owner_of(path) != "third_party":
+        return None
+    full = os.path.abspath(path).replace(os.sep, "/")
+    return next((h for h in LIBRARY_HELPERS if full.endswith("/" + h.path)), None)
+
+
+def switched_helper(frames: Iterable[Frame]) -> tuple[Frame, LibraryHelper] | None:
+    """The innermost frame of a helper function that a switch turns off, with its helper."""
+    for frame in reversed(list(frames)):
+        helper = library_helper(frame.file)
+        if helper is not None and frame.function in helper.functions:
+            return frame, helper
+    return None
+
+
 def acting_frame(frames: Iterable[Frame]) -> Frame | None:
-    """The line to act on: the innermost frame outside torch, breakscan and the standard library.
+    """The line to act on: the innermost frame outside torch, breakscan, the standard library
+    and libraries' generic helpers (:data:`LIBRARY_HELPERS`).
 
     ``copy.py:76 return copier(x)`` is never the line to act on when a library or user frame
-    called it; a chain of torch and stdlib frames alone falls back to its innermost stdlib one.
+    called it, nor transformers' ``torch_compilable_check`` when the model's line called it; a
+    chain of torch, stdlib and helper frames alone falls back to its innermost helper (else
+    stdlib) one.
     """
     chain = [f for f in frames if not is_torch_file(f.file) and not is_own_file(f.file)]
-    for frame in reversed(chain):
-        if not is_stdlib_file(frame.file):
+    outside = [f for f in chain if not is_stdlib_file(f.file)]
+    for frame in reversed(outside):
+        if library_helper(frame.file) is None:
             return frame
-    return chain[-1] if chain else None
+    return (outside or chain)[-1] if chain else None
 
 
 def user_frame(frames: Iterable[Frame]) -> Frame | None:

@@ -13,9 +13,10 @@ import os
 import re
 
 from . import categories
-from .roots import source_text
+from .loops import VALUE_CATEGORIES, iteration_at
+from .roots import NUMPY_FUNCTION, source_text
 from .skipped import enclosing_block
-from ..frames import Frame, is_torch_file, module_ast
+from ..frames import Frame, is_torch_file, module_ast, switched_helper
 from ..records import RootBreak
 
 _GENERIC_HINTS = ("report an issue", "file an issue", "unlikely that Dynamo will ever",
@@ -80,8 +81,39 @@ def advice(item: RootBreak) -> str:
     skipped = _skipped_advice(item)
     if category == "tensor_constant" and item.constants:
         return " ".join(skipped + [_constant_advice(item)])
+    line_advice = _helper_advice(item) or _iteration_advice(item)
+    if line_advice:  # what to do at this line, instead of the rule's generic advice
+        return " ".join(skipped + [line_advice] + _owner_advice(item, category))
     return " ".join(_sites_advice(item) + skipped + [_category_advice(item, category)] +
                     _owner_advice(item, category))
+
+
+def _helper_advice(item: RootBreak) -> str:
+    """A break inside a library helper that a switch turns off: name the switch."""
+    found = switched_helper(item.call_chain)
+    if found is None or (found[0].file, found[0].line) == (item.file, item.line):
+        return ""
+    frame, helper = found
+    return (f"The break is inside the library's `{frame.function}()` "
+            f"({os.path.basename(frame.file)}:{frame.line}), which this line calls: "
+            f"{helper.what}. Set `{helper.switch}` in the environment before the model runs: "
+            f"{helper.off} (no file edited), and the graph no longer breaks here.")
+
+
+def _iteration_advice(item: RootBreak) -> str:
+    """Sizes taken from iterating a tensor: make them Python ints once, before the loop."""
+    loop = iteration_at(item.file, item.line) if item.sites and \
+        item.root_category in VALUE_CATEGORIES else None
+    if loop is None:
+        return ""
+    names = ", ".join(loop.names)
+    uses = ", ".join(f"{os.path.basename(s.file)}:{s.line}" for s in item.sites)
+    return (f"`{names}` come from iterating the tensor `{loop.iterable}` at "
+            f"{os.path.basename(item.file)}:{item.line}: each step hands out 0-d tensors, and "
+            f"using them as sizes or indices ({uses}) needs their values on the host, a break "
+            "on every step. Turn the sizes into Python ints once: pass them in as Python ints "
+            "(no break), or loop over "
+            f"`{loop.iterable}.tolist()` (one conversion before the loop, not one per use).")
 
 
 def _skipped_advice(item: RootBreak) -> list[str]:
@@ -122,6 +154,12 @@ def _category_advice(item: RootBreak, category: str) -> str:
                 "on purpose: nothing in your code to remove. Keep the call outside the "
                 "compiled function (compile the model, run this step eagerly), or accept "
                 "the split and its returns to Python.")
+    numpy_fn = NUMPY_FUNCTION.search(item.explanation or "")
+    if numpy_fn is not None:
+        return (f"Dynamo traces NumPy through torch._numpy, which has no `{numpy_fn['name']}`: "
+                "the call runs in Python between two graphs. Compute it once outside the "
+                "compiled region (in `__init__`, or pass the result in) when it does not depend "
+                "on the inputs, or write it with torch ops.")
     if category != "other":
         return categories.CATEGORIES[category].suggestion
     return _dynamo_advice(item)

@@ -16,11 +16,12 @@ from .advice import advice
 from .breaklog import parse_break_message, split_reason
 from .discrepancies import discrepancies
 from .graphs import compiled_frames, explain_counts, graph_info
+from .loops import merge_iterations
 from .origins import merge_origins
 from .ranking import analysis_order, reorder_breaks
-from .roots import Roots, break_at, record_location, source_text
+from .roots import Roots, break_at, break_frame, record_location, source_text
 from .skipped import fold_comprehensions, mark_skipped, name_skipped_frames
-from ..frames import Frame, acting_frame, model_stack, user_frame
+from ..frames import Frame, model_stack, user_frame
 from ..records import (BreakRecord, CompiledFrame, Discrepancy, ExplainCounts, GraphInfo,
                        RawCapture, RootBreak)
 from ..result import Summary
@@ -50,6 +51,7 @@ def analyse(raw: RawCapture) -> Analysis:
     _add_skipped_frames(roots, frames)
     name_skipped_frames(roots.items, frames)
     merge_origins(roots, first_record)
+    merge_iterations(roots)
     fold_comprehensions(roots, frames)
     _attach_resume_functions(roots.items, frames)
     for item in roots.items:
@@ -89,11 +91,10 @@ def _add_records(roots: Roots, records: list[BreakRecord]) -> dict[int, BreakRec
 def _add_explain_reasons(roots: Roots, explain: ExplainCounts) -> None:
     """explain's break reasons: counted on the root they name, or a root of their own."""
     for reason in explain.break_reasons:
-        chain = model_stack(reason["user_stack"])
-        frame = acting_frame(chain)
+        parts = split_reason(reason["reason"])
+        chain, frame = break_frame(model_stack(reason["user_stack"]), parts["explanation"])
         if frame is None:
             continue
-        parts = split_reason(reason["reason"])
         item = roots.find(frame.file, frame.line, categories.categorize(
             parts["gb_id"], parts["gb_type"], parts["explanation"], "",
             source_text(frame.file, frame.line, frame.code)) if parts["gb_id"] else None)

@@ -7,9 +7,15 @@ line), and :func:`break_at` says which break a line belongs to.
 
 from __future__ import annotations
 
+import ast
+import re
+
 from . import categories
-from ..frames import Frame, acting_frame, model_stack, owner_of, source_line
+from ..frames import Frame, acting_frame, model_stack, module_ast, owner_of, source_line
 from ..records import BreakRecord, RootBreak
+
+# A NumPy function Dynamo cannot trace (GB0294), as its explanation names it.
+NUMPY_FUNCTION = re.compile(r"numpy function <function (?P<name>\w+) at ")
 
 
 def source_text(file: str, line: int, fallback: str = "") -> str:
@@ -59,11 +65,43 @@ class Roots:
 def record_location(record: BreakRecord) -> tuple[list[Frame], Frame | None]:
     """A log record's call chain in the model and the frame to act on (its header's line when
     the stack names none)."""
-    chain = model_stack(record.user_stack)
-    root = acting_frame(chain)
+    chain, root = break_frame(model_stack(record.user_stack), record.explanation)
     if root is None and record.header_file and record.header_line:
         root = Frame(record.header_file, record.header_line, "", "")
     return chain, root
+
+
+def break_frame(chain: list[Frame], explanation: str) -> tuple[list[Frame], Frame | None]:
+    """The frame to act on in a break's chain, at the call the break names (the chain with it).
+
+    Dynamo's record of a NumPy function it cannot trace can name the statement after the call
+    (in a resume function, after a statement that spans several lines): the call is then the
+    nearest one to that function before it, in the same function.
+    """
+    frame = acting_frame(chain)
+    m = NUMPY_FUNCTION.search(explanation or "")
+    if frame is None or m is None or \
+            re.search(rf"\b{m['name']}\s*\(", source_line(frame.file, frame.line)):
+        return chain, frame
+    line = _call_before(frame.file, frame.line, m["name"])
+    if line is None:
+        return chain, frame
+    moved = Frame(frame.file, line, frame.function, source_text(frame.file, line))
+    return [moved if f is frame else f for f in chain], moved
+
+
+def _call_before(file: str, line: int, name: str) -> int | None:
+    """The line of the last call to ``name`` (``np.name(…)`` or ``name(…)``) before ``line`` in
+    the innermost function around it."""
+    tree = module_ast(file)
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and n.lineno <= line <= (n.end_lineno or 0)] if tree is not None else []
+    if not functions:
+        return None
+    scope = max(functions, key=lambda n: n.lineno)
+    calls = [n.lineno for n in ast.walk(scope) if isinstance(n, ast.Call) and n.lineno < line
+             and (getattr(n.func, "attr", None) == name or getattr(n.func, "id", None) == name)]
+    return max(calls) if calls else None
 
 
 def break_at(breaks: list[RootBreak], file: str | None, line: int | None) -> int | None:
@@ -79,4 +117,9 @@ def break_at(breaks: list[RootBreak], file: str | None, line: int | None) -> int
         for idx, item in enumerate(breaks):
             if any(f.file == file and f.line == line for f in where(item)):
                 return idx
+    for idx, item in enumerate(breaks):  # the line Dynamo named for a call it could not trace
+        m = NUMPY_FUNCTION.search(item.explanation or "")
+        if m and item.file == file and item.line < line and \
+                _call_before(file, line, m["name"]) == item.line:
+            return idx
     return None

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 from typing import Callable, Protocol
 
+from ..analysis.loops import size_uses
 from ..rules import LOG_METHODS, gb, rule_for
 
 
@@ -104,6 +105,23 @@ def number_of_tensor(w: Scope, node: ast.Call) -> str | None:
         return f"`{qual}(tensor)` turns a tensor into a Python number: graph break " \
                f"({gb('item', 'GB0124')}) and a device sync"
     return None
+
+
+@_register(LOOP_CHECKS, "item")
+def sizes_from_tensor(w: Scope, node: ast.AST, it: ast.AST) -> str | None:
+    """``for t, h, w in grid_thw:`` then ``.view(t, h // 2, …)``: reported at the ``for`` line
+    (the walker treats the loop's variables as the finding's sites, not as tensors)."""
+    if not isinstance(node, ast.For) or w.kind(it) is not True:
+        return None
+    lines = size_uses(node)
+    if not lines:
+        return None
+    names = ", ".join(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+    where = ", ".join(map(str, lines))
+    return f"iterating the tensor `{text_of(it)}` hands out 0-d tensors; `{names}` used as " \
+           f"sizes (line {where}) need their values on the host: graph break " \
+           f"({gb('item', 'GB0124')}) on every step; turn them into Python ints once " \
+           "(pass them in, or `.tolist()` before the loop)"
 
 
 # -- BS002 data_dependent_branch: Python control flow on a tensor value ---------------------------

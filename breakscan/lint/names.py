@@ -27,8 +27,9 @@ _TORCH_NOT_TENSOR_NAMES = frozenset({"Size", "device", "dtype", "finfo", "iinfo"
 def torch_returns_tensor(qual: str) -> bool:
     """Whether calling the torch function with this dotted name gives a tensor."""
     last = qual.rsplit(".", 1)[-1]
-    if qual.startswith("torch.nn.functional.") or qual in ("torch.nn.Parameter",
-                                                          "torch.nn.parameter.Parameter"):
+    if qual.startswith("torch.nn.functional.") or qual in (
+            "torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.nn.Buffer",
+            "torch.nn.parameter.Buffer"):
         return True
     return not (qual.startswith(_TORCH_NOT_TENSOR) or last in _TORCH_NOT_TENSOR_NAMES
                 or last.startswith(("is_", "get_", "set_", "has_")))

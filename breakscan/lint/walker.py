@@ -145,9 +145,13 @@ class Walker(ast.NodeVisitor):
 
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
         self.visit(node.iter)
+        self.blocks += 1  # a loop check's break is in the loop's body (sizes used there)
         self._run(LOOP_CHECKS, node, node.iter)
+        self.blocks -= 1
         it, scope = node.iter, self.scope
-        if isinstance(it, ast.Call) and scope.qual(it.func) == "enumerate" and it.args \
+        if (node.lineno, "item") in self.found:  # sizes from a tensor: reported at the loop
+            scope.bind(node.target, False)
+        elif isinstance(it, ast.Call) and scope.qual(it.func) == "enumerate" and it.args \
                 and isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2:
             scope.bind(node.target.elts[0], False)
             scope.bind(node.target.elts[1], scope.kind(it.args[0]))

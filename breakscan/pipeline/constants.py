@@ -71,9 +71,9 @@ def _constant_value(tensor: torch.Tensor) -> Any:
 
 
 def _created_at(cls: type, name: str) -> tuple[str, int, str] | None:
-    """Where ``self.<name>`` is created: the first ``self.<name> = …``,
-    ``self.register_buffer("<name>", …)`` or ``register_parameter`` in the class or the first
-    base class (in method resolution order) that has one; ``__init__`` first."""
+    """Where ``self.<name>`` is created: the first line (in ``__init__``, then the other methods)
+    of the class or the first base class (in method resolution order) that has one of
+    :func:`_creates`; the value may come through a helper or a lambda (``self.x = mk(v)``)."""
     import ast
 
     from ..frames import module_ast
@@ -92,27 +92,43 @@ def _created_at(cls: type, name: str) -> tuple[str, int, str] | None:
                                                                   ast.AsyncFunctionDef))),
                          key=lambda m: (m.name != "__init__", m.lineno))
         for method in methods:
-            for stmt in ast.walk(method):
-                if _creates(stmt, name):
-                    lines = Path(file).read_text(encoding="utf-8").splitlines()
-                    return file, stmt.lineno, lines[stmt.lineno - 1].strip()
+            lines = sorted(line for stmt in ast.walk(method) for line in _creates(stmt, name))
+            if lines:
+                text = Path(file).read_text(encoding="utf-8").splitlines()
+                return file, lines[0], text[lines[0] - 1].strip()
     return None
 
 
-def _creates(node: Any, name: str) -> bool:
+# Calls that read or test an attribute by name: never where it is created.
+_READS = frozenset({"getattr", "hasattr", "delattr", "get_buffer", "get_parameter",
+                    "get_submodule"})
+
+
+def _creates(node: Any, name: str) -> list[int]:
+    """The lines at which ``node`` creates ``self.<name>``: ``self.<name> = …`` (also one of
+    several targets, ``self.a, self.b = …``); a call handed ``"<name>"`` as its first argument
+    (``register_buffer``, ``setattr(self, "<name>", …)``, a helper or a lambda that registers
+    it); a loop over literals naming ``"<name>"`` whose body sets attributes by name."""
     import ast
 
     if isinstance(node, (ast.Assign, ast.AnnAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return any(isinstance(t, ast.Attribute) and t.attr == name and
-                   isinstance(t.value, ast.Name) and t.value.id == "self" for t in targets)
-    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-        call = node.value
-        func = call.func
-        registers = isinstance(func, ast.Attribute) and func.attr in (
-            "register_buffer", "register_parameter") or (
-            isinstance(func, ast.Name) and func.id == "setattr" and len(call.args) >= 2)
-        args = call.args[1:] if isinstance(func, ast.Name) else call.args
-        return registers and bool(args) and isinstance(args[0], ast.Constant) and \
-            args[0].value == name
-    return False
+        return [node.lineno] if any(
+            isinstance(t, ast.Attribute) and t.attr == name and
+            isinstance(t.value, ast.Name) and t.value.id == "self"
+            for target in targets for t in ast.walk(target)) else []
+    if isinstance(node, ast.Call):
+        func = node.func
+        callee = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        args = node.args[1:] if callee == "setattr" else node.args
+        named = args[:1] + [k.value for k in node.keywords if k.arg == "name"]
+        return [node.lineno] if callee not in _READS and any(
+            isinstance(a, ast.Constant) and a.value == name for a in named) else []
+    if isinstance(node, ast.For) and any(
+            isinstance(c, ast.Call) and not any(isinstance(a, ast.Constant) for a in c.args[:2])
+            and getattr(c.func, "id", getattr(c.func, "attr", "")) in (
+                "setattr", "register_buffer", "register_parameter")
+            for stmt in node.body for c in ast.walk(stmt)):
+        return [c.lineno for c in ast.walk(node.iter)
+                if isinstance(c, ast.Constant) and c.value == name][:1]
+    return []

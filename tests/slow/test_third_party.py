@@ -399,3 +399,59 @@ def test_kernels_of_a_real_model_equal_inductors_own_count(name):
     kernels = [k for g in result.graphs for k in g.inductor.kernels]
     assert kernels and all(k.lines for k in kernels)
     assert result.summary.kernels_per_call is not None
+
+
+# -- "The line a person changes" on real library code (issue 32, section 4) ----------------------
+
+LINES = FIXTURES / "third_party" / "line_models.py"
+
+
+def test_llava_check_inside_transformers_helper_is_reported_at_the_models_line(monkeypatch):
+    """`torch_compilable_check` (utils/import_utils.py) breaks on its tensor condition: the
+    report names the model's call in modeling_llava.py and the switch that turns the check off;
+    with the switch set, that break is gone and two graphs fewer are compiled."""
+    options = {"inputs": f"{LINES}:llava_inputs"}
+    result = _run(f"{LINES}:llava", options)
+    llava = _installed("transformers", "models/llava/modeling_llava.py")
+    (brk,) = [b for b in result.breaks if b.code == "torch_compilable_check("]
+    assert (brk.file, brk.line, brk.owner, brk.category) == (
+        str(llava), _line_of(llava, "torch_compilable_check("), "third_party", "item")
+    assert brk.function == "get_placeholder_mask"
+    assert brk.call_chain[-1].function == "torch_compilable_check"
+    assert "`TRANSFORMERS_DISABLE_TORCH_CHECK=1`" in brk.suggestion
+    assert not [b for b in result.breaks if b.file.endswith("utils/import_utils.py")]
+    monkeypatch.setenv("TRANSFORMERS_DISABLE_TORCH_CHECK", "1")
+    switched = _run(f"{LINES}:llava", options)
+    assert not [b for b in switched.breaks if b.code == "torch_compilable_check("]
+    assert switched.summary.graph_count == result.summary.graph_count - 2
+
+
+def test_hunyuan_vl_grid_sizes_root_is_the_for_line():
+    """HunYuan-VL's patch embedding walks `grid_thw` and hands `h, w` on to
+    `interpolate(size=(height, width))`: one root cause at the `for` line, the interpolate its
+    site, and the advice to make the sizes Python ints."""
+    result = _run(f"{LINES}:hunyuan_patch_embed", {"inputs": f"{LINES}:hunyuan_inputs"})
+    model = _installed("transformers", "models/hunyuan_vl/modeling_hunyuan_vl.py")
+    (brk,) = result.breaks
+    assert (brk.file, brk.line, brk.code) == (
+        str(model), _line_of(model, "for t, h, w in grid_thw:"), "for t, h, w in grid_thw:")
+    assert brk.root_category == "item" and brk.owner == "third_party"
+    assert [(s.function, s.code) for s in brk.sites] == [
+        ("interpolate_pos_encoding", "patch_pos_embed = nn.functional.interpolate(")]
+    assert "loop over `grid_thw.tolist()`" in brk.suggestion
+    assert "Keep the value as a 0-d tensor" not in brk.suggestion
+
+
+def test_dpm_scheduler_np_interp_is_reported_at_its_own_line():
+    """In the resumed `DPMSolverMultistepScheduler.set_timesteps` Dynamo's record of `np.interp`
+    names a later statement (`elif self.config.final_sigmas_type == "zero":`); the report names
+    the call, and Dynamo's resume function after it still counts for it."""
+    result = _run(f"{LINES}:set_timesteps", {"input_shapes": ["8,16"]})
+    dpm = _installed("diffusers", "schedulers/scheduling_dpmsolver_multistep.py")
+    code = "sigmas = np.interp(timesteps, np.arange(0, len(sigmas)), sigmas)"
+    (brk,) = [b for b in result.breaks if b.gb_id == "GB0294"]
+    assert (brk.file, brk.line, brk.code) == (str(dpm), _line_of(dpm, code), code)
+    assert brk.resume_functions and brk.fires_per_call == 1.0
+    assert (brk.user_frame.file, brk.user_frame.line) == (
+        str(LINES), _line_of(LINES, "self.scheduler.set_timesteps(4)"))
+    assert not [b for b in result.breaks if "final_sigmas_type" in b.code]

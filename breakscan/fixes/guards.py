@@ -209,3 +209,26 @@ def not_none_attr(test: ast.AST) -> str | None:
         found = self_attr(test.left)
         return found[0] if found and not found[1] else None
     return None
+
+
+def passed_inputs(test: ast.AST, fn: ast.AST) -> list[str]:
+    """The arguments whose presence makes ``test`` true, when the function returns early with
+    them: ``kwargs.pop("position_ids", None) is not None`` (transformers' vision_utils),
+    ``position_ids is not None`` for a parameter. The caller can pass them precomputed."""
+    params = {a.arg for a in [*fn.args.args, *fn.args.kwonlyargs]} | \
+        ({fn.args.kwarg.arg} if fn.args.kwarg else set())
+    found = []
+    carriers = {node.func.value.id for node in ast.walk(test) if isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)}
+    for node in ast.walk(test):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in ("pop", "get") and isinstance(node.func.value, ast.Name) and \
+                node.func.value.id in params and node.args and \
+                isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            found.append(node.args[0].value)
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and \
+                isinstance(node.ops[0], ast.IsNot) and isinstance(node.left, ast.Name) and \
+                node.left.id in params - carriers and isinstance(node.comparators[0], ast.Constant) and \
+                node.comparators[0].value is None:
+            found.append(node.left.id)
+    return list(dict.fromkeys(found))

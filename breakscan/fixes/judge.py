@@ -113,6 +113,9 @@ def _reason(status: str, found: Change, before: FixMetrics, after: FixMetrics,
             f"{fixed.ab.verdict} in the same-process timing ({fixed.ab.speedup.value:.2f}×)"
         return (f"removes {before.kernel_findings - after.kernel_findings} kernel finding(s), "
                 f"but {timing}: no gain")
-    why = {"no effect": "nothing fewer", "slower": "measurably slower: no gain",
+    if status == "no effect":
+        sites = " (fewer break sites alone is no gain)" if after.breaks < before.breaks else ""
+        return f"no effect: {numbers}{sites}{timed}"
+    why = {"slower": "measurably slower: no gain",
            "makes it worse": "not measurably faster" if found.better else "nothing fewer"}
     return f"{status}: {numbers} ({change_text(found)}; {why[status]}{timed})"

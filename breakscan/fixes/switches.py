@@ -22,7 +22,8 @@ from typing import Any
 
 from ..frames import is_torch_file, module_ast
 from .guards import (assignments_feeding, class_and_function, env_settings, falsifying,
-                     followed, guards, negated, not_none_attr, setters, truthy_attrs)
+                     followed, guards, negated, not_none_attr, passed_inputs, setters,
+                     truthy_attrs)
 
 # Attributes whose switch also changes what training does (not just how it is compiled).
 _TRAINING_SEMANTICS = re.compile(r"drop|mask_time|mask_feature|augment|noise|jitter|_prob\b",
@@ -44,7 +45,10 @@ class Switch:
     tests: list[str] = field(default_factory=list)  # "file:line `test`" where it is read
     breaks: int = 0  # how many breaks it may remove
     sites: list[tuple[str, int]] = field(default_factory=list)  # those breaks' file:line
-    kind: str = "attribute"  # attribute | method | env
+    kind: str = "attribute"  # attribute | method | env | input
+    # kind "input": the function whose result the caller passes precomputed (file, first line,
+    # name); the verifying child records what it returns in an eager call.
+    computed_by: tuple[str, int, str] | None = None
 
     @property
     def training_semantics(self) -> bool:
@@ -57,6 +61,9 @@ class Switch:
     def code(self) -> str:
         """How the user applies it, after building the model."""
         value = "not ..." if self.value == "flip" else repr(self.value)
+        if self.kind == "input":
+            return (f"{self.attr} = {self.computed_by[2]}(...)  # once, outside the compiled call\n"
+                    f"model(..., {self.attr}={self.attr})")
         if self.kind == "env":
             return (f"os.environ[{self.attr!r}] = {value}  # or `export {self.attr}="
                     f"{self.value}` before running")
@@ -72,6 +79,8 @@ class Switch:
     @property
     def fix_id(self) -> str:
         value = "not current" if self.value == "flip" else repr(self.value)
+        if self.kind == "input":
+            return f"switch:input:{self.attr}"
         if self.kind == "env":
             return f"switch:env:{self.attr}={self.value}"
         if self.kind == "method":
@@ -82,6 +91,9 @@ class Switch:
         """'config.layerdrop = 0.0', 'DPMSolverMultistepScheduler.set_begin_index(0)',
         'environment TRANSFORMERS_DISABLE_TORCH_CHECK=1'."""
         value = "not current" if self.value == "flip" else repr(self.value)
+        if self.kind == "input":
+            return (f"pass {self.attr}= precomputed (what {self.computed_by[2]}() computes "
+                    "from the inputs, once, outside the compiled call)")
         if self.kind == "env":
             return f"environment {self.attr}={self.value}"
         where = "config" if self.on_config else "/".join(self.classes)
@@ -91,14 +103,18 @@ class Switch:
 
     def request(self) -> dict[str, Any]:
         return {"attribute": self.attr, "value": self.value, "on_config": self.on_config,
-                "classes": self.classes, "kind": self.kind}
+                "classes": self.classes, "kind": self.kind,
+                "computed_by": list(self.computed_by) if self.computed_by else None}
 
 
-def _candidates(test: ast.AST, cls: ast.ClassDef | None) -> list[Switch]:
+def _candidates(test: ast.AST, cls: ast.ClassDef | None, fn: Any, file: str) -> list[Switch]:
     """The switches that make this (followed) guard send the call elsewhere."""
     inner = negated(test)
     if inner is not None:  # an else branch / early exit: the test must become true
         found = [Switch(name, value, False, kind="env") for name, value in env_settings(inner)]
+        found += [Switch(name, None, False, kind="input",
+                         computed_by=(file, fn.lineno, fn.name))
+                  for name in passed_inputs(inner, fn)]
         if cls is not None:
             found += [Switch(a, "flip", c) for a, c, _ in truthy_attrs(inner)]
         return found
@@ -128,11 +144,12 @@ def switches_for(brk: Any) -> list[Switch]:
         on_path = [g for at_line in [line, *assignments_feeding(fn, line)]
                    for g in guards(fn, at_line)]
         for written, at in dict.fromkeys(on_path):
-            for candidate in _candidates(followed(written, fn, at), cls):
+            for candidate in _candidates(followed(written, fn, at), cls, fn, file):
                 if candidate.attr in _NEVER:
                     continue
                 switch = found.setdefault(candidate.key, candidate)
-                if cls is not None and switch.kind != "env" and not switch.on_config and \
+                if cls is not None and switch.kind in ("attribute", "method") and \
+                        not switch.on_config and \
                         cls.name not in switch.classes:
                     switch.classes.append(cls.name)
                 text = ast.get_source_segment(_source_of(file), negated(written) or
@@ -186,7 +203,7 @@ def apply_switch(model: Any, request: dict[str, Any]) -> int:
     An environment switch changes nothing here: the child sets it around the fixed model."""
     attr, value = request["attribute"], request["value"]
     kind = request.get("kind", "attribute")
-    if kind == "env":
+    if kind in ("env", "input"):  # the child sets these around the fixed model's calls
         return 1
     if kind == "method":
         changed = 0

@@ -142,6 +142,9 @@ def apply_switch(loaded: Any, switch: dict[str, Any]) -> None:
     from ..errors import UsageError, describe
 
     model = loaded.model
+    if (switch.get("path") or {}).get("kind") == "input":
+        _pass_precomputed(loaded, switch["path"])
+        return
     if "path" in switch:
         from .switches import apply_switch as set_attribute
 
@@ -172,6 +175,45 @@ def apply_switch(loaded: Any, switch: dict[str, Any]) -> None:
         if not callable(getattr(model, switch["compile_only"], None)):
             raise UsageError(f"not applicable: the model has no {switch['compile_only']}()")
         loaded.compile_only = switch["compile_only"]
+
+
+def _pass_precomputed(loaded: Any, path: dict[str, Any]) -> None:
+    """The value the function on the break's path computed in an eager call (recorded as it
+    returns), passed to the model as the keyword argument it accepts precomputed."""
+    import contextlib
+    import inspect
+
+    import torch
+
+    from ..errors import UsageError
+    from ..pipeline.outputs import reseed
+
+    name, (file, _, function) = path["attribute"], path["computed_by"]
+    params = inspect.signature(loaded.fn).parameters
+    if name not in params and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        raise UsageError(f"not applicable: {loaded.method}() takes no {name}")
+    where = os.path.realpath(file)
+    returned: list[Any] = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        code = frame.f_code
+        if event == "return" and not returned and code.co_name == function and \
+                os.path.realpath(code.co_filename) == where:
+            returned.append(arg)
+
+    reseed()
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        with contextlib.nullcontext() if loaded.training else torch.no_grad():
+            loaded.fn(*loaded.args, **loaded.kwargs)
+    finally:
+        sys.setprofile(previous)
+    if not returned or returned[0] is None:
+        raise UsageError(f"not applicable: {function}() returned nothing to pass as {name}")
+    value = returned[0]
+    loaded.kwargs = {**loaded.kwargs, name: value.detach().clone()
+                     if isinstance(value, torch.Tensor) else value}
 
 
 def apply_constants(model: Any, spec: dict[str, list[str]]) -> int:

@@ -222,12 +222,16 @@ SWITCHES = FIXTURES / "models" / "switch_cases.py"
     ("LayerDropThroughVariable", ("--train",), "switch:layerdrop=0.0", (0, 1)),
     ("SchedulerLoop", (), "switch:set_begin_index(0)", (5, 1)),
     ("CheckedByEnvironment", (), "switch:env:BREAKSCAN_EXAMPLE_DISABLE_CHECK=1", (2, 1)),
+    ("PackedVisionEncoder", ("--inputs", f"{SWITCHES}:packed_inputs"),
+     "switch:input:position_ids", (2, 1)),
 ])
 def test_a_switch_on_the_path_is_verified(name, extra, fix_id, graphs):
     """Through a variable (a model that ran eagerly now compiles: a gain), a setter method
     called on the built model's scheduler, an environment variable set around the fixed model
-    only (the original keeps its break: before 2 graphs, in the same process)."""
-    proc = run_cli(f"{SWITCHES}:{name}", "-s", "4,16", *extra, "--fix", *FAST, "-f", "json")
+    only (the original keeps its break: before 2 graphs, in the same process), an input passed
+    precomputed (the value the eager run's helper returned)."""
+    shape = () if "--inputs" in extra else ("-s", "4,16")
+    proc = run_cli(f"{SWITCHES}:{name}", *shape, *extra, "--fix", *FAST, "-f", "json")
     assert proc.returncode == 0, proc.stderr
     fix = _by_id(json.loads(proc.stdout)["fixes"], fix_id)
     assert fix["status"] in GAINED and fix["outputs_match"], fix["reason"]

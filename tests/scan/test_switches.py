@@ -46,3 +46,18 @@ def test_an_environment_switch_names_no_class_and_a_setter_its_class():
     result = scan(f"{CASES}:CheckedByEnvironment", input_shapes=["4,16"])
     (switch,) = search(result.breaks)
     assert (switch.kind, switch.classes, switch.value) == ("env", [], "1")
+
+
+def test_an_input_the_code_accepts_precomputed_is_a_candidate():
+    """transformers' vision_utils: `if kwargs is not None and (position_ids :=
+    kwargs.pop("position_ids", None)) is not None: return position_ids` above the `.tolist()`
+    that breaks: pass position_ids= precomputed. The dict that carries it is no candidate."""
+    result = scan(f"{CASES}:PackedVisionEncoder", inputs=f"{CASES}:packed_inputs")
+    (brk,) = result.breaks
+    (switch,) = search(result.breaks)
+    assert (switch.kind, switch.attr, switch.fix_id) == ("input", "position_ids",
+                                                         "switch:input:position_ids")
+    assert switch.computed_by == (str(CASES), locate("def vision_position_ids(grid_thw, kwargs=None):", CASES)[1],
+                                  "vision_position_ids")
+    assert switch.code() == ("position_ids = vision_position_ids(...)  # once, outside the "
+                             "compiled call\nmodel(..., position_ids=position_ids)")

@@ -91,24 +91,33 @@ def _created_at(cls: type, name: str) -> tuple[str, int, str] | None:
         methods = sorted((m for m in node.body if isinstance(m, (ast.FunctionDef,
                                                                   ast.AsyncFunctionDef))),
                          key=lambda m: (m.name != "__init__", m.lineno))
+        # The helpers a name may be handed to: the class's methods, the file's functions, the
+        # lambdas and functions a method defines.
+        helpers = {m.name for m in methods} | {f.name for f in tree.body if isinstance(
+            f, (ast.FunctionDef, ast.AsyncFunctionDef))}
         for method in methods:
-            lines = sorted(line for stmt in ast.walk(method) for line in _creates(stmt, name))
+            local = helpers | {t.id for a in ast.walk(method) if isinstance(a, ast.Assign)
+                               and isinstance(a.value, ast.Lambda) for t in a.targets
+                               if isinstance(t, ast.Name)} | \
+                {f.name for f in ast.walk(method) if isinstance(f, ast.FunctionDef)}
+            lines = sorted(line for stmt in ast.walk(method)
+                           for line in _creates(stmt, name, local))
             if lines:
                 text = Path(file).read_text(encoding="utf-8").splitlines()
                 return file, lines[0], text[lines[0] - 1].strip()
     return None
 
 
-# Calls that read or test an attribute by name: never where it is created.
-_READS = frozenset({"getattr", "hasattr", "delattr", "get_buffer", "get_parameter",
-                    "get_submodule"})
+# Calls that create an attribute from a name they are handed.
+_REGISTERS = frozenset({"register_buffer", "register_parameter", "setattr", "add_module"})
 
 
-def _creates(node: Any, name: str) -> list[int]:
+def _creates(node: Any, name: str, helpers: set[str] = frozenset()) -> list[int]:
     """The lines at which ``node`` creates ``self.<name>``: ``self.<name> = …`` (also one of
-    several targets, ``self.a, self.b = …``); a call handed ``"<name>"`` as its first argument
-    (``register_buffer``, ``setattr(self, "<name>", …)``, a helper or a lambda that registers
-    it); a loop over literals naming ``"<name>"`` whose body sets attributes by name."""
+    several targets, ``self.a, self.b = …``); a call handed ``"<name>"`` as its first argument,
+    to ``register_buffer``/``setattr(self, "<name>", …)`` or to one of ``helpers`` (a method,
+    a function or a lambda of the file, which registers it); a loop over literals naming
+    ``"<name>"`` whose body sets attributes by name."""
     import ast
 
     if isinstance(node, (ast.Assign, ast.AnnAssign)):
@@ -122,12 +131,14 @@ def _creates(node: Any, name: str) -> list[int]:
         callee = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
         args = node.args[1:] if callee == "setattr" else node.args
         named = args[:1] + [k.value for k in node.keywords if k.arg == "name"]
-        return [node.lineno] if callee not in _READS and any(
+        own = isinstance(func, ast.Name) or (isinstance(func, ast.Attribute) and
+                                             isinstance(func.value, ast.Name) and
+                                             func.value.id == "self")
+        return [node.lineno] if (callee in _REGISTERS or own and callee in helpers) and any(
             isinstance(a, ast.Constant) and a.value == name for a in named) else []
     if isinstance(node, ast.For) and any(
             isinstance(c, ast.Call) and not any(isinstance(a, ast.Constant) for a in c.args[:2])
-            and getattr(c.func, "id", getattr(c.func, "attr", "")) in (
-                "setattr", "register_buffer", "register_parameter")
+            and getattr(c.func, "id", getattr(c.func, "attr", "")) in _REGISTERS
             for stmt in node.body for c in ast.walk(stmt)):
         return [c.lineno for c in ast.walk(node.iter)
                 if isinstance(c, ast.Constant) and c.value == name][:1]

@@ -101,6 +101,7 @@ def test_np_interp_is_reported_at_its_own_line_when_dynamo_names_the_next():
     ("ConstantsRegisteredByLambda", 'keep("pad", pad)', 'keep("stride", stride)'),
     ("ConstantsRegisteredInALoop", 'for name, value in (("pad", pad),', '("stride", stride)):'),
     ("ConstantsOverridden", 'self._keep("pad", pad)', 'self._keep("stride", stride)'),
+    ("ConstantsFromKeywords", "self.pad = mk(pad)", "self.stride = mk(stride)"),
 ])
 def test_constants_made_through_a_helper_are_linked_to_the_line_that_makes_them(name, pad,
                                                                               stride):

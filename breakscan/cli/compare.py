@@ -1,7 +1,9 @@
 """``breakscan compare A B``: two targets scanned and timed the same way, side by side.
 
-Runs both through :func:`breakscan.pipeline.compare.compare_targets` and writes the comparison
-as the terminal table, JSON, or an HTML page with both reports.
+Runs both through :func:`breakscan.pipeline.compare.compare_runs` and writes the comparison
+as the terminal table, JSON, or an HTML page with both reports. A model that raised in the
+outputs child ends the command after the report, as a failed scan does: its one line (naming
+the model's line) and exit 3.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ def compare(
     html: Optional[Path] = flags.html("Also write an HTML page: A vs B and both reports."),
 ) -> None:
     """Scan and time two targets the same way, side by side, and compare their outputs."""
-    from ..pipeline.compare import compare_targets
+    from ..pipeline.compare import compare_runs
     from ..options import Limits, ScanOptions, TimingOptions
     from ..report import terminal
     from ..files import refuse_over_sources
@@ -64,7 +66,8 @@ def compare(
                                                    max_run_time=max_run_time))
         options.check(target_a)
         options.check(target_b)
-        comparison = compare_targets(target_a, target_b, options, Limits(timeout=timeout))
+        comparison, outputs_run = compare_runs(target_a, target_b, options,
+                                               Limits(timeout=timeout))
         for run in (comparison.a, comparison.b):
             if run.error is not None and (run.result is None or run.interrupted):
                 fail_run(run, False)
@@ -76,6 +79,8 @@ def compare(
             write_html([comparison.a, comparison.b], html, comparison)
     except BreakscanError as exc:
         fail(exc, False)
+    if outputs_run is not None and outputs_run.error is not None:
+        fail_run(outputs_run, False)  # a model raised comparing outputs: its line, exit 3
     code = max(comparison.a.exit_code, comparison.b.exit_code)
     if code:
         raise typer.Exit(code)

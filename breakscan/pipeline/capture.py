@@ -16,12 +16,18 @@ backend) and calls that one compiled model, with no reset between the calls:
 
 Between 1 and 2 the pipeline runs the model eagerly (``run_eager``), tracing which lines ran.
 Nothing here interprets the data; see ``analyse`` and ``impact``.
+
+A later or counted call that raises is judged by where it raised (``errors.raised_by_breakscan``),
+never by calling again: the model's code failing at run time ends the scan (exit 3, its line),
+torch.compile failing on the model (raised while compiling) is the scan's ``compile_error``, and
+breakscan's own call counter failing leaves a note (the call made again without it).
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -34,8 +40,9 @@ from ..dynamo.logs import dynamo_logs
 from ..dynamo.regions import GraphCompile, record_regions
 from ..dynamo.session import (bytecode_hook, clean_dynamo, clean_dynamo_state, dynamic_shapes,
                               log_breaks_again, read_metrics, recorded)
-from ..errors import as_model_error, describe, user_frame_hint
-from ..frames import frames_of
+from ..errors import (BreakscanError, as_model_error, describe, raised_by_breakscan,
+                      user_frame_hint)
+from ..frames import frames_of, is_torch_file
 from ..records import CodeEvent, RawCapture, RawFailure
 from .call import ModelCall
 
@@ -130,6 +137,38 @@ def raw_failure(exc: BaseException) -> RawFailure:
     return RawFailure(type(exc).__name__, str(exc), frames_of(exc))
 
 
+# torch.compile's compiling, as a traceback shows it: Dynamo converting a frame, the backend's
+# compile; a Dynamo error whose traceback Dynamo cut ends at its entry, eval_frame.
+_COMPILING = tuple(os.path.join("_dynamo", name) for name in ("convert_frame.py",
+                                                             "output_graph.py"))
+_DYNAMO_ENTRY = os.path.join("_dynamo", "eval_frame.py")
+
+
+def raised_compiling(exc: BaseException) -> bool:
+    """Was ``exc`` raised while torch.compile compiled the model (torch.compile fails on it),
+    rather than by the model's code running?"""
+    frames = [(f.file, is_torch_file(f.file)) for f in frames_of(exc)]
+    if frames and frames[-1][1] and frames[-1][0].endswith(_DYNAMO_ENTRY):
+        return True
+    return any(torch and file.endswith(_COMPILING) for file, torch in frames)
+
+
+@contextlib.contextmanager
+def compiled_call(what: str) -> Iterator[None]:
+    """One call of the compiled model after the first: what the model's code raised while
+    running leaves as a one-line ModelError naming its line (the model fails on this call;
+    earlier calls ran). torch.compile failing on the model (:func:`raised_compiling`) and
+    breakscan's own bug (``errors.raised_by_breakscan``) leave unchanged."""
+    try:
+        yield
+    except BreakscanError:
+        raise
+    except (Exception, SystemExit) as exc:
+        if raised_by_breakscan(exc, calling_model=True) or raised_compiling(exc):
+            raise
+        raise as_model_error(exc, what) from exc
+
+
 class ScanPass:
     """One compiled model and its calls (see the module's docstring); made by :func:`scan_pass`.
 
@@ -159,8 +198,11 @@ class ScanPass:
                 if python is None:
                     self.compiled(*self._args, **self._kwargs)
                 else:
-                    counts, counter_error = self._counting(lambda key: True, 1)
+                    counts, counter_error = self._counting(
+                        lambda key: True, 1, lambda _: "the compiled model's later call")
                     python.update(counts)
+            except BreakscanError:
+                raise  # the model's code failed on this call (see compiled_call)
             except (Exception, SystemExit) as exc:
                 # Dynamo failing on the model, or the model's own error (the eager run gives that
                 # its clean one-line message); keep what the logs captured.
@@ -202,17 +244,21 @@ class ScanPass:
 
     def counted_calls(self, wanted: Callable[[CodeKey], bool]) -> RawRuntime:
         """A few more calls, counting graph calls and the calls of the code ``wanted`` accepts
-        (resume functions, frames Dynamo skipped). A counted call that raises is retried
-        without breakscan's counter: when the model then runs, the failure was breakscan's own
-        and is reported as such."""
+        (resume functions, frames Dynamo skipped). A call the model's code fails on ends the
+        scan (:func:`compiled_call`); one torch.compile fails on is the model's failure to
+        compile; breakscan's counter failing leaves the counts unmeasured."""
         if self.failure is not None:
             return RawRuntime(0, 0, {}, error=self.failure.exception, failure=self.failure)
         before = list(self.backend.calls)
         graph_calls = sum(before)
         with recorded(training=self._training), dynamic_shapes(self._dynamic):
             try:
-                counts, counter_error = self._counting(wanted, RUNTIME_CALLS)
-            except Exception as exc:
+                counts, counter_error = self._counting(
+                    wanted, RUNTIME_CALLS,
+                    lambda n: f"the compiled model's counted call {n} of {RUNTIME_CALLS}")
+            except BreakscanError:
+                raise
+            except Exception as exc:  # raised compiling: torch.compile fails on the model
                 self.failure = raw_failure(exc)
                 return RawRuntime(0, 0, {}, error=describe(exc), failure=self.failure)
         if counter_error is not None:
@@ -222,20 +268,29 @@ class ScanPass:
         return RawRuntime(RUNTIME_CALLS, sum(self.backend.calls) - graph_calls, counts,
                           each_graph=each)
 
-    def _counting(self, wanted: Callable[[CodeKey], bool], calls: int
-                  ) -> tuple[dict[CodeKey, int], str | None]:
+    def _counting(self, wanted: Callable[[CodeKey], bool], calls: int,
+                  what: Callable[[int], str]) -> tuple[dict[CodeKey, int], str | None]:
         """``calls`` calls with the calls of ``wanted`` code counted: (the counts, why the
-        counter failed). A call that raises under the counter is made again without it: an
-        exception then is the model's and propagates; a call that runs means the counter, not
-        the model, failed."""
+        counter failed). ``what(n)`` names the n-th call in a model's error. A call that
+        raises is judged by where (:func:`compiled_call`), never by calling again: the model's
+        failure propagates; breakscan's counter failing (its own line raised) drops the counts,
+        and the call it broke is made again without it, so that call's records are whole."""
+        number = 1
         try:
             with python_calls(wanted) as counts:
-                for _ in range(calls):
-                    self.compiled(*self._args, **self._kwargs)
+                for number in range(1, calls + 1):
+                    with compiled_call(what(number)):
+                        self.compiled(*self._args, **self._kwargs)
             return dict(counts), None
-        except Exception as exc:
-            self.compiled(*self._args, **self._kwargs)  # raises: the model's own failure
-            return {}, describe(exc)
+        except BreakscanError:
+            raise
+        except (Exception, SystemExit) as exc:
+            if not raised_by_breakscan(exc, calling_model=True):
+                raise  # torch.compile failed on the model (raised while compiling)
+            counter_error = describe(exc)
+        with compiled_call(what(number)):
+            self.compiled(*self._args, **self._kwargs)
+        return {}, counter_error
 
 
 @contextlib.contextmanager

@@ -4,7 +4,9 @@ Both targets are scanned and timed in their own child processes with the same op
 child loads both, gives B the weights of A (when their parameters have the same names and
 shapes) and compares their eager outputs on the same inputs, so "same outputs" is measured, not
 assumed. That child also times both compiled models in one process, interleaved
-(``interleaved.time_interleaved``): the only A-vs-B speed comparison the report states.
+(``interleaved.time_interleaved``): the only A-vs-B speed comparison the report states. A model
+that raises in that child ends ``compare`` as in a scan: exit 3, one line naming its line
+(``compare_runs`` returns the child's run beside the comparison).
 """
 
 from __future__ import annotations
@@ -20,6 +22,14 @@ from ..verdicts import ABTiming, Correctness
 
 def compare_targets(a: str, b: str, options: ScanOptions, limits: Limits = Limits()) -> Comparison:
     """Scan A, then B (unless A was interrupted), then compare their outputs in a third child."""
+    return compare_runs(a, b, options, limits)[0]
+
+
+def compare_runs(a: str, b: str, options: ScanOptions, limits: Limits = Limits()
+                 ) -> tuple[Comparison, ModelRun | None]:
+    """:func:`compare_targets` and the outputs child's own run (None when it did not run): a
+    model that raised there (exit 3, one line naming its line) or breakscan's bug there (exit 4)
+    ends ``compare`` with that run's error, as a failed scan does."""
     from ..process.isolate import run_isolated
     from ..process.runner import run_model
 
@@ -28,19 +38,20 @@ def compare_targets(a: str, b: str, options: ScanOptions, limits: Limits = Limit
                      stage=None) if run_a.interrupted else run_model(b, options, None, limits)
     if run_a.error or run_b.error:
         return Comparison(run_a, run_b, weights_shared=False, outputs=None,
-                          note="outputs not compared: a scan did not finish")
+                          note="outputs not compared: a scan did not finish"), None
     outputs = run_isolated(OUTPUTS_JOB, {"a": a, "b": b, "options": options.to_dict()},
                            target=a, limits=limits, returns=list)
     if outputs.error:
         return Comparison(run_a, run_b, weights_shared=False, outputs=None,
-                          note=f"outputs not compared: {outputs.error}")
+                          note=f"outputs not compared: {outputs.error}"), outputs
     found = outputs.result
     if len(found) != 4 or not isinstance(found[0], bool) or not isinstance(
             found[1], (Correctness, type(None))) or not isinstance(found[3], (ABTiming, type(None))):
         return Comparison(run_a, run_b, weights_shared=False, outputs=None,
-                          note="outputs not compared: the check returned no result")
+                          note="outputs not compared: the check returned no result"), outputs
     shared, correctness, note, ab = found
-    return Comparison(run_a, run_b, weights_shared=shared, outputs=correctness, note=note, ab=ab)
+    return Comparison(run_a, run_b, weights_shared=shared, outputs=correctness, note=note,
+                      ab=ab), outputs
 
 
 def outputs_of_both(request: dict[str, Any], on_stage: Callable[[str, Any], None],

@@ -4,13 +4,16 @@ model's line, never exit 4 ("internal error in breakscan"), which is for breaksc
 Each model in tests/fixtures/models/fails_later.py passes the capture and fails later: in the
 eager timing runs of ``--time`` (a train-mode layer-drop path that leaves ``hidden = None``), in
 the compiled timing runs (with ``--kernels``: Inductor's timed compile is the inspected one),
-with a ``--vary-batch`` input set, or in a ``--fix`` verification. One CLI run per stage; which
-exception counts as whose is in tests/unit/test_model_failures.py.
+with a ``--vary-batch`` input set, in a ``--fix`` verification, on one of the capture's later or
+counted calls only, or in ``compare``'s outputs child. One CLI run per stage; which exception
+counts as whose is in tests/unit/test_model_failures.py.
 """
 
 from __future__ import annotations
 
 import json
+
+import pytest
 
 from conftest import FIXTURES, QUICK, locate, run_cli
 
@@ -74,3 +77,57 @@ def test_a_fixed_model_that_fails_later_fails_that_fix_only(tmp_path):
     assert "failed: RuntimeError: the rewritten model fails on its second eager call at " \
         in reason and "/breakscan-fix-" in reason
     assert reason.endswith(f"/{F.name}:{line + 1}")
+
+
+@pytest.mark.parametrize("fails_on, call, stage", [
+    (3, "the compiled model's later call", "later call"),
+    (5, "the compiled model's counted call 2 of 3", "run-time counts"),
+])
+def test_a_model_failing_on_one_later_call_is_exit_3_not_breakscans_counter(
+        tmp_path, fails_on, call, stage):
+    """The model fails on its 3rd call (the capture's later call) or its 5th (the second of
+    the counted calls) only; calling it again would run. Whose failure it is comes from where
+    it was raised, the model's line: exit 3, never "breakscan's counter failed" and exit 0."""
+    dest = tmp_path / "scan.json"
+    proc = run_cli(f"{F}:FailsOnOneLaterCall", "-s", "3,4", "--init-args",
+                   json.dumps({"fails_on": fails_on}), "-f", "json", "-o", str(dest))
+    _, line = locate('raise RuntimeError(f"call {model.calls}: the ring buffer wrapped around")',
+                     F)
+    assert _one_line_error(proc) == (
+        f"breakscan: error: {call} failed: RuntimeError: call {fails_on}: the ring buffer "
+        f"wrapped around at {F}:{line}")
+    doc = json.loads(dest.read_text())
+    assert (doc["partial"], doc["stopped_at"]) == (True, stage)
+    assert not [n for n in doc["notes"] if "counter failed" in n]
+    assert doc["compile_error"] is None  # the model's code failed, not torch.compile
+
+
+def test_compare_ends_with_exit_3_when_a_model_raises_comparing_outputs(tmp_path):
+    """Each scan passes; the outputs child gives B A's weights (a version-1 checkpoint) and B's
+    eager call raises on its own line: the comparison is written, then that one line, exit 3."""
+    dest = tmp_path / "compare.json"
+    proc = run_cli("compare", f"{F}:CheckpointV1", f"{F}:CheckpointV2", "-s", "3,4", *QUICK,
+                   "-f", "json", "-o", str(dest))
+    _, line = locate('raise ValueError(f"checkpoint version {int(version)}: this model reads '
+                     'version 2")', F)
+    error = (f"B's eager call failed: ValueError: checkpoint version 1: this model reads "
+             f"version 2 at {F}:{line}")
+    assert _one_line_error(proc) == f"breakscan: error: {error}"
+    doc = json.loads(dest.read_text())
+    assert doc["note"] == f"outputs not compared: {error}"
+    assert (doc["a"]["exit_code"], doc["b"]["exit_code"], doc["outputs"]) == (0, 0, None)
+
+
+def test_torch_compile_failing_on_a_later_call_stays_a_compile_error(tmp_path):
+    """Raised while compiling (the later call recompiles and Dynamo's fake tensors reject the
+    indexing) is torch.compile failing on the model: the report's compile_error at the model's
+    line (exit 3, every gate fails), the scan complete, no one-line error of a failed call."""
+    dest = tmp_path / "scan.json"
+    proc = run_cli(f"{F}:CompilesFirstCallsOnly", "-s", "3,4", "-f", "json", "-o", str(dest))
+    assert proc.returncode == 3, proc.stderr
+    assert "error:" not in proc.stderr and "internal error" not in proc.stdout
+    doc = json.loads(dest.read_text())
+    _, line = locate("keep[rows, cols] = False", F)
+    assert not doc["partial"]
+    assert (doc["compile_error"]["file"], doc["compile_error"]["line"],
+            doc["compile_error"]["exception"]) == (str(F), line, "TorchRuntimeError")

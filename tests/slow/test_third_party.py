@@ -455,3 +455,24 @@ def test_dpm_scheduler_np_interp_is_reported_at_its_own_line():
     assert (brk.user_frame.file, brk.user_frame.line) == (
         str(LINES), _line_of(LINES, "self.scheduler.set_timesteps(4)"))
     assert not [b for b in result.breaks if "final_sigmas_type" in b.code]
+
+
+FAILING = FIXTURES / "third_party" / "failing_models.py"
+
+
+def test_pegasus_x_layer_drop_failing_on_a_later_call_is_the_models_exit_3():
+    """PegasusX's encoder in train mode with encoder_layerdrop=0.1: a dropped layer leaves
+    `hidden_states, global_hidden_states = (None, None)` and the next step fails on None, on some
+    calls only. Here a counted call of the compiled model fails (the first call, the eager run
+    and the later call ran): the model's failure, exit 3 naming its line, not "breakscan's
+    run-time counter failed" (calling it again would run) and exit 0."""
+    proc = run_cli(f"{FAILING}:pegasus_x_encoder_layerdrop_train", "-s", "2,8", "--dtype",
+                   "int64", "--train", "--time", "--max-run-time", "0.2")
+    assert proc.returncode == 3, proc.stderr
+    assert "internal error" not in proc.stderr + proc.stdout
+    assert "counter failed" not in proc.stdout
+    (line,) = proc.stderr.strip().splitlines()  # one line, no traceback
+    model = _installed("transformers", "models/pegasus_x/modeling_pegasus_x.py")
+    assert line.startswith("breakscan: error: the compiled model's "), line
+    assert f" at {model}:" in line and "modeling_pegasus_x.py:" in line
+    assert "PARTIAL REPORT: the scan stopped during " in proc.stdout

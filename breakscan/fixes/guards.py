@@ -11,7 +11,6 @@ variable (``env_settings``), or a public method that sets what an ``is None`` te
 from __future__ import annotations
 
 import ast
-import copy
 from typing import Any
 
 EARLY_EXIT_WINDOW = 12  # lines above a line where a guard that returns still counts
@@ -61,6 +60,12 @@ def constant_truth(node: ast.AST) -> bool | None:
     return bool(node.value) if isinstance(node, ast.Constant) else None
 
 
+def _fresh(node: ast.AST) -> ast.AST:
+    """A new tree of the same expression: nothing shared with the module's tree (whose nodes
+    may carry references a deep copy would follow into the whole module)."""
+    return ast.parse(ast.unparse(node), mode="eval").body
+
+
 class _Substitute(ast.NodeTransformer):
     """Names in a test replaced by what the function assigned them last before the test."""
 
@@ -68,7 +73,8 @@ class _Substitute(ast.NodeTransformer):
         self.assigned = assigned
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
-        return self.assigned.get(node.id, node)
+        value = self.assigned.get(node.id)
+        return _fresh(value) if value is not None else node
 
 
 def followed(test: ast.AST, fn: ast.AST, line: int) -> ast.AST:
@@ -84,7 +90,7 @@ def followed(test: ast.AST, fn: ast.AST, line: int) -> ast.AST:
                 assigned[name] = (node.lineno, node.value)
     values = {name: value for name, (_, value) in assigned.items()}
     for _ in range(3):
-        test = _Substitute(values).visit(copy.deepcopy(test))
+        test = _Substitute(values).visit(_fresh(test))
     return test
 
 

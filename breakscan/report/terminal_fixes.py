@@ -19,7 +19,7 @@ AB_STYLE = {"faster": "green", "slower": "bold yellow"}  # a same-process timing
 
 
 def print_fixes(result: ScanResult, console: Console) -> None:
-    if all(fix.reason == CANDIDATE for fix in result.fixes):  # a scan without --fix
+    if result.fixes and all(fix.reason == CANDIDATE for fix in result.fixes):  # no --fix
         console.print(Text("Switches on the breaks' paths (not tried: --fix verifies each in a "
                            "fresh process)", style="bold"))
         for fix in result.fixes:

@@ -91,7 +91,9 @@ def _break_facts(brk: RootBreak, result: ScanResult) -> Text:
     if brk.skip_cause:
         meta.append(f"\n{brk.skip_cause}", style="bold red")
     if brk.sites:
+        iterated = (brk.code or "").lstrip().startswith("for ")  # sizes from a tensor's rows
         meta.append(("\nused at (each use breaks) " if brk.constants else
+                     "\nthe sizes taken here are used as values at " if iterated else
                      "\nthe value computed here is tested by the branch(es) at ") + ", ".join(
             f"line {f.line}" if f.file == brk.file else f"{display_path(f.file)}:{f.line}"
             for f in brk.sites), style="bold")

@@ -119,3 +119,17 @@ def test_constants_registered_in_a_loop_are_one_root_at_the_loop():
     assert [s.line for s in brk.sites] == [_line("if self.pad > 0:"),
                                            _line("return h[..., :: self.stride]")]
 
+
+
+def test_the_panel_of_an_iteration_root_says_where_the_sizes_are_used():
+    import io
+
+    from breakscan.report.terminal import console, render
+
+    sample = FIXTURES.parent.parent / "sample_models" / "grid_sizes.py"
+    result = scan(f"{sample}:GridSizes", input_shapes=["8,16"])
+    out = console(file=io.StringIO(), width=200)
+    render(result, out)
+    line = result.breaks[0].sites[0].line
+    assert f"the sizes taken here are used as values at line {line}" in out.file.getvalue()
+    assert "tested by the branch" not in out.file.getvalue()

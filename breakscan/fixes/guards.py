@@ -151,9 +151,9 @@ def guards(fn: ast.AST, line: int) -> list[tuple[ast.AST, int]]:
                 found.append((ast.UnaryOp(op=ast.Not(), operand=node.test), node.lineno))
             elif isinstance(node, ast.If) and not node.orelse and \
                     0 < line - (node.end_lineno or 0) <= EARLY_EXIT_WINDOW and \
-                    any(isinstance(s, (ast.Return, ast.Raise, ast.Continue))
-                        for s in node.body):
-                # `if self.fast: return ...` above the line: taking it skips the line
+                    any(isinstance(s, (ast.Return, ast.Continue)) for s in node.body):
+                # `if self.fast: return ...` above the line: taking it skips the line (a guard
+                # that raises is no way around: taking it fails the call)
                 found.append((ast.UnaryOp(op=ast.Not(), operand=node.test), node.lineno))
     return found
 

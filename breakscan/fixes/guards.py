@@ -217,24 +217,35 @@ def not_none_attr(test: ast.AST) -> str | None:
     return None
 
 
-def passed_inputs(test: ast.AST, fn: ast.AST) -> list[str]:
-    """The arguments whose presence makes ``test`` true, when the function returns early with
-    them: ``kwargs.pop("position_ids", None) is not None`` (transformers' vision_utils),
-    ``position_ids is not None`` for a parameter. The caller can pass them precomputed."""
+def returned_names(fn: ast.AST, test: ast.AST) -> set[str]:
+    """The names the early exit whose test is ``test`` (the module's own node) returns."""
+    for node in ast.walk(fn):
+        if isinstance(node, ast.If) and node.test is test:
+            return {s.value.id for s in node.body
+                    if isinstance(s, ast.Return) and isinstance(s.value, ast.Name)}
+    return set()
+
+
+def passed_inputs(test: ast.AST, fn: ast.AST, returned: set[str]) -> list[str]:
+    """The arguments the function returns early with, when given: ``if kwargs is not None and
+    (position_ids := kwargs.pop("position_ids", None)) is not None: return position_ids``
+    (transformers' vision_utils), ``if position_ids is not None: return position_ids`` for a
+    parameter. The caller can pass them precomputed."""
     params = {a.arg for a in [*fn.args.args, *fn.args.kwonlyargs]} | \
         ({fn.args.kwarg.arg} if fn.args.kwarg else set())
+    bound = {ast.unparse(n.value): n.target.id for n in ast.walk(test)
+             if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name)}
     found = []
-    carriers = {node.func.value.id for node in ast.walk(test) if isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)}
     for node in ast.walk(test):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 node.func.attr in ("pop", "get") and isinstance(node.func.value, ast.Name) and \
                 node.func.value.id in params and node.args and \
-                isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str) \
+                and bound.get(ast.unparse(node), node.args[0].value) in returned:
             found.append(node.args[0].value)
         elif isinstance(node, ast.Compare) and len(node.ops) == 1 and \
                 isinstance(node.ops[0], ast.IsNot) and isinstance(node.left, ast.Name) and \
-                node.left.id in params - carriers and isinstance(node.comparators[0], ast.Constant) and \
-                node.comparators[0].value is None:
+                node.left.id in params and node.left.id in returned and \
+                isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
             found.append(node.left.id)
     return list(dict.fromkeys(found))

@@ -22,8 +22,8 @@ from typing import Any
 
 from ..frames import is_torch_file, module_ast
 from .guards import (assignments_feeding, class_and_function, env_settings, falsifying,
-                     followed, guards, negated, not_none_attr, passed_inputs, setters,
-                     truthy_attrs)
+                     followed, guards, negated, not_none_attr, passed_inputs,
+                     returned_names, setters, truthy_attrs)
 
 # Attributes whose switch also changes what training does (not just how it is compiled).
 _TRAINING_SEMANTICS = re.compile(r"drop|mask_time|mask_feature|augment|noise|jitter|_prob\b",
@@ -107,14 +107,16 @@ class Switch:
                 "computed_by": list(self.computed_by) if self.computed_by else None}
 
 
-def _candidates(test: ast.AST, cls: ast.ClassDef | None, fn: Any, file: str) -> list[Switch]:
-    """The switches that make this (followed) guard send the call elsewhere."""
+def _candidates(test: ast.AST, cls: ast.ClassDef | None, fn: Any, file: str,
+                returned: set[str]) -> list[Switch]:
+    """The switches that make this (followed) guard send the call elsewhere; ``returned``: the
+    names an early exit there returns."""
     inner = negated(test)
     if inner is not None:  # an else branch / early exit: the test must become true
         found = [Switch(name, value, False, kind="env") for name, value in env_settings(inner)]
         found += [Switch(name, None, False, kind="input",
                          computed_by=(file, fn.lineno, fn.name))
-                  for name in passed_inputs(inner, fn)]
+                  for name in passed_inputs(inner, fn, returned)]
         if cls is not None:
             found += [Switch(a, "flip", c) for a, c, _ in truthy_attrs(inner)]
         return found
@@ -144,7 +146,8 @@ def switches_for(brk: Any) -> list[Switch]:
         on_path = [g for at_line in [line, *assignments_feeding(fn, line)]
                    for g in guards(fn, at_line)]
         for written, at in dict.fromkeys(on_path):
-            for candidate in _candidates(followed(written, fn, at), cls, fn, file):
+            returned = returned_names(fn, negated(written)) if negated(written) else set()
+            for candidate in _candidates(followed(written, fn, at), cls, fn, file, returned):
                 if candidate.attr in _NEVER:
                     continue
                 switch = found.setdefault(candidate.key, candidate)

@@ -71,10 +71,12 @@ class Switch:
             return (f"obj.{self.attr}({value})  # obj: the model's "
                     f"{' / '.join(self.classes)}, before calling the model")
         if self.on_config:
-            return f"model.config.{self.attr} = {value}  # before the first call"
+            flipped = f"not model.config.{self.attr}" if self.value == "flip" else value
+            return f"model.config.{self.attr} = {flipped}  # before the first call"
         names = ", ".join(repr(c) for c in self.classes) + ("," if len(self.classes) == 1 else "")
+        flipped = f"not module.{self.attr}" if self.value == "flip" else value
         return (f"for module in model.modules():\n    if type(module).__name__ in ({names}):\n"
-                f"        module.{self.attr} = {value}")
+                f"        module.{self.attr} = {flipped}")
 
     @property
     def fix_id(self) -> str:

@@ -61,3 +61,15 @@ def test_an_input_the_code_accepts_precomputed_is_a_candidate():
                                   "vision_position_ids")
     assert switch.code() == ("position_ids = vision_position_ids(...)  # once, outside the "
                              "compiled call\nmodel(..., position_ids=position_ids)")
+
+
+def test_a_flipped_switch_prints_code_that_runs():
+    """wav2vec2's `_requires_grad` was printed as `module._requires_grad = not ...`."""
+    from breakscan.fixes.switches import Switch
+
+    switch = Switch("_requires_grad", "flip", False, classes=["Wav2Vec2FeatureEncoder"])
+    code = switch.code()
+    assert code.endswith("module._requires_grad = not module._requires_grad")
+    compile(code, "<switch>", "exec")
+    assert Switch("use_cache", "flip", True).code().startswith(
+        "model.config.use_cache = not model.config.use_cache")

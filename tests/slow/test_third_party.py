@@ -476,3 +476,83 @@ def test_pegasus_x_layer_drop_failing_on_a_later_call_is_the_models_exit_3():
     assert line.startswith("breakscan: error: the compiled model's "), line
     assert f" at {model}:" in line and "modeling_pegasus_x.py:" in line
     assert "PARTIAL REPORT: the scan stopped during " in proc.stdout
+
+
+# -- issue 32: fixes that prove themselves on real models ------------------------------------------
+
+FIXM = FIXTURES / "third_party" / "fix_models.py"
+
+
+def _fixes_of(target: str, *args: str) -> dict:
+    proc = run_cli(target, *args, "--fix", "--max-run-time", "0.1", "-f", "json", timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _fix(doc: dict, fix_id: str) -> dict:
+    (fix,) = [f for f in doc["fixes"] if f["fix_id"] == fix_id]
+    return fix
+
+
+def _graphs(fix: dict) -> tuple[int, int]:
+    return fix["before"]["graph_count"], fix["after"]["graph_count"]
+
+
+def test_a_train_mode_decoder_with_dropout_gets_a_verified_fix():
+    """JetMoE with attention dropout in train mode: compiled, Inductor's random numbers made
+    eager's, so the outputs compare and the setting Dynamo's hint names verifies (13 -> 1)."""
+    doc = _fixes_of(f"{FIXM}:jetmoe_train", "-s", "2,16", "--dtype", "int64", "--train")
+    assert doc["timings"]["random_comparable"] is True and doc["timings"]["correctness"]["match"]
+    fix = _fix(doc, "capture_scalar_outputs")
+    assert fix["status"] == "verified" and fix["random"] is True and fix["outputs_match"]
+    assert _graphs(fix) == (13, 1)
+    assert fix["baseline_error"] is not None and fix["baseline_error"] < 1e-5
+
+
+def test_a_layerdrop_switch_reached_through_a_variable_is_verified():
+    """wav2vec2: `skip_the_layer = dropout_probability < self.config.layerdrop` under
+    `if self.training and self.config.layerdrop > 0.0:`, then `if not skip_the_layer:`."""
+    doc = _fixes_of(f"{FIXM}:wav2vec2_layerdrop_train", "-s", "2,800", "--train",
+                    "--backend", "eager")
+    fix = _fix(doc, "switch:layerdrop=0.0")
+    assert "modeling_wav2vec2.py:689 `self.training and self.config.layerdrop > 0.0`" in \
+        fix["title"]  # transformers 5.23.0 (the same test is at :737 in the other encoder)
+    assert fix["status"] == "verified" and _graphs(fix) == (5, 3)
+
+
+def test_a_scheduler_loop_is_verified_through_set_begin_index():
+    """diffusers' DPM-Solver: `if self.begin_index is None:` -> `_init_step_index` (a nonzero
+    and an .item()); the scheduler's own set_begin_index(0) takes the other branch."""
+    doc = _fixes_of(f"{FIXM}:dpmsolver_loop", "-s", "1,3,8,8", "--backend", "eager")
+    fix = _fix(doc, "switch:set_begin_index(0)")
+    assert fix["status"] == "verified" and fix["outputs_match"] and _graphs(fix) == (6, 1)
+    assert "DPMSolverMultistepScheduler.set_begin_index(0)" in fix["title"]
+
+
+def test_an_environment_switch_is_verified_on_llava():
+    """transformers' torch_compilable_check returns early under
+    TRANSFORMERS_DISABLE_TORCH_CHECK=1; the break is reported at LLaVA's own line."""
+    doc = _fixes_of(f"{FIXM}:llava", "--inputs", f"{FIXM}:llava_inputs", "--backend", "eager")
+    assert any(b["file"].endswith("models/llava/modeling_llava.py") for b in doc["breaks"])
+    fix = _fix(doc, "switch:env:TRANSFORMERS_DISABLE_TORCH_CHECK=1")
+    assert fix["status"] == "verified" and _graphs(fix) == (7, 5)
+
+
+def test_precomputed_inputs_are_advised_and_a_trade_is_not_verified_unless_faster():
+    """Qwen2-VL's vision tower computes cu_seqlens and the rotary position ids from grid_thw
+    unless passed in: passing each (the value the eager run computed) verifies, 11 -> 9 graphs.
+    capture_scalar_outputs, which Dynamo's hint names, trades: fewer returns to Python, more
+    graphs and graph calls (11 -> 12): verified only if the same-process timing says faster."""
+    doc = _fixes_of(f"{FIXM}:qwen2_vl_vision", "--inputs", f"{FIXM}:qwen2_vl_vision_inputs")
+    for name in ("cu_seqlens", "position_ids"):
+        fix = _fix(doc, f"switch:input:{name}")
+        assert fix["status"] == "verified" and _graphs(fix) == (11, 9)
+        assert f"model(..., {name}={name})" in fix["setting"]
+    trade = _fix(doc, "capture_scalar_outputs")
+    assert _graphs(trade) == (11, 12)
+    assert trade["after"]["eager_gaps_per_call"] < trade["before"]["eager_gaps_per_call"]
+    if trade["ab"]["verdict"] == "faster":
+        assert trade["status"] == "verified" and trade["reason"].startswith("a trade")
+    else:
+        assert trade["status"] == "makes it worse" and "worse: graph calls per call, graphs" in \
+            trade["reason"]

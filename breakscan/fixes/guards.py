@@ -249,3 +249,29 @@ def passed_inputs(test: ast.AST, fn: ast.AST, returned: set[str]) -> list[str]:
                 isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
             found.append(node.left.id)
     return list(dict.fromkeys(found))
+
+
+def argument_for(test: ast.AST, callee: Any, caller: Any, line: int) -> ast.AST | None:
+    """A test that is a parameter of ``callee`` (``if drop:``, ``if not drop:``) as the
+    expression the caller passed at ``line`` (``layer(x, drop=self.training and
+    self.config.layerdrop > 0.0)``), to be read in the caller's class; None otherwise."""
+    inner, negate = (test.operand, True) if isinstance(test, ast.UnaryOp) and \
+        isinstance(test.op, ast.Not) else (test, False)
+    params = [a.arg for a in [*callee.args.args, *callee.args.kwonlyargs]]
+    if not isinstance(inner, ast.Name) or inner.id not in params or inner.id == "self":
+        return None
+    positional = [a.arg for a in callee.args.args]
+    positional = positional[1:] if positional[:1] in (["self"], ["cls"]) else positional
+    for node in ast.walk(caller):
+        if not (isinstance(node, ast.Call) and node.lineno <= line <= (node.end_lineno or 0)):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else \
+            node.func.id if isinstance(node.func, ast.Name) else None
+        if name != callee.name and callee.name != "forward":
+            continue
+        passed = {p: a for p, a in zip(positional, node.args) if not isinstance(a, ast.Starred)}
+        passed.update({k.arg: k.value for k in node.keywords if k.arg})
+        if inner.id in passed:
+            value = passed[inner.id]
+            return ast.UnaryOp(op=ast.Not(), operand=value) if negate else value
+    return None

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..frames import is_torch_file, module_ast
-from .guards import (assignments_feeding, class_and_function, env_settings, falsifying,
+from .guards import (argument_for, assignments_feeding, class_and_function, env_settings, falsifying,
                      followed, guards, negated, not_none_attr, passed_inputs,
                      returned_names, setters, truthy_attrs)
 
@@ -136,6 +136,10 @@ def switches_for(brk: Any) -> list[Switch]:
     places = [(brk.file, brk.line)] + [(s.file, s.line) for s in brk.sites] + \
         [(f.file, f.line) for f in brk.call_chain]
     found: dict[tuple[str, str, bool, str], Switch] = {}
+    chain = [(f.file, f.line) for f in brk.call_chain]
+    callers = dict(zip(chain[1:], chain))  # a frame -> the frame that called it
+    if (brk.file, brk.line) not in callers and chain and chain[-1] != (brk.file, brk.line):
+        callers[(brk.file, brk.line)] = chain[-1]
     for file, line in dict.fromkeys(places):
         if not file or is_torch_file(file):
             continue
@@ -149,20 +153,36 @@ def switches_for(brk: Any) -> list[Switch]:
                    for g in guards(fn, at_line)]
         for written, at in dict.fromkeys(on_path):
             returned = returned_names(fn, negated(written)) if negated(written) else set()
-            for candidate in _candidates(followed(written, fn, at), cls, fn, file, returned):
+            test, reader = followed(written, fn, at), (cls, fn, file)
+            passed = _passed_in(test, fn, callers.get((file, line)))
+            if passed is not None:  # `if drop:` on a parameter: what the caller passed
+                test, reader = passed
+            for candidate in _candidates(test, *reader, returned):
                 if candidate.attr in _NEVER:
                     continue
                 switch = found.setdefault(candidate.key, candidate)
-                if cls is not None and switch.kind in ("attribute", "method") and \
-                        not switch.on_config and \
-                        cls.name not in switch.classes:
-                    switch.classes.append(cls.name)
+                owner = reader[0]
+                if owner is not None and switch.kind in ("attribute", "method") and \
+                        not switch.on_config and owner.name not in switch.classes:
+                    switch.classes.append(owner.name)
                 text = ast.get_source_segment(_source_of(file), negated(written) or
                                               written) or ""
                 where = f"{file}:{at} `{text}`"
                 if where not in switch.tests:
                     switch.tests.append(where)
     return list(found.values())
+
+
+def _passed_in(test: ast.AST, fn: Any, caller: tuple[str, int] | None) -> tuple | None:
+    """A test on a parameter of ``fn`` as the caller's argument, with the caller's (class,
+    function, file) that reads it; None when the test is not one or no caller passed it."""
+    if caller is None or is_torch_file(caller[0]):
+        return None
+    tree = module_ast(caller[0])
+    cls, outer = class_and_function(tree, caller[1]) if tree is not None else (None, None)
+    value = argument_for(test, fn, outer, caller[1]) if outer is not None else None
+    return None if value is None else (followed(value, outer, caller[1]), (cls, outer,
+                                                                           caller[0]))
 
 
 def _source_of(file: str) -> str:

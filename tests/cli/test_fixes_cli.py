@@ -247,3 +247,17 @@ def test_a_scan_without_fix_names_the_switches_as_untried_candidates():
         in text
     assert "switch:set_begin_index(0)" in text and "Scheduler.set_begin_index(0)" in text
     assert "VERIFIED" not in text and "Fixes (each verified" not in text
+
+
+def test_a_switch_carried_in_by_an_argument_is_tried_and_says_it_changes_training():
+    """`if drop:` in the layer, `drop=self.training and self.config.layerdrop > 0.0` passed by
+    the caller: the caller's config.layerdrop = 0.0 takes 3 graphs to 1; with seed 0 the layer
+    was dropped, so the outputs differ, and the reason says why that is expected."""
+    proc = run_cli(f"{SWITCHES}:LayerDropPassedIn", "-s", "4,16", "--train", "--fix", *FAST,
+                   "-f", "json")
+    assert proc.returncode == 0, proc.stderr
+    fix = _by_id(json.loads(proc.stdout)["fixes"], "switch:layerdrop=0.0")
+    assert "(changes training semantics)" in fix["title"]
+    assert fix["status"] == "changes outputs" and fix["reason"].startswith(
+        "changes training semantics, so the outputs differ (expected when this switch is off)")
+    assert (fix["before"]["graph_count"], fix["after"]["graph_count"]) == (3, 1)

@@ -67,10 +67,11 @@ def test_check_isolates_every_model(tmp_path):
     config = tmp_path / "pyproject.toml"
     config.write_text(textwrap.dedent(f"""
         [tool.breakscan]
-        timeout = 5
+        timeout = 120
         [[tool.breakscan.targets]]
         target = "{M}:HangsOnNewBatch"
         input-shape = ["3,4"]
+        timeout = 5
         [[tool.breakscan.targets]]
         target = "{M}:SetsDynamoConfig"
         input-shape = ["3,4"]

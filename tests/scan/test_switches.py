@@ -19,6 +19,10 @@ CASES = FIXTURES / "models" / "switch_cases.py"
     # the decision is carried in a variable: followed back to its assignment's guard
     ("LayerDropThroughVariable", True, "switch:layerdrop=0.0", "model.config.layerdrop = 0.0",
      "if self.training and self.config.layerdrop > 0.0:"),
+    # the decision carried in by an argument: `if drop:` in the layer, the caller passing
+    # `drop=self.training and self.config.layerdrop > 0.0`
+    ("LayerDropPassedIn", True, "switch:layerdrop=0.0", "model.config.layerdrop = 0.0",
+     "if drop:"),
     # `if self.begin_index is None:`, set by the scheduler's public set_begin_index(0)
     ("SchedulerLoop", False, "switch:set_begin_index(0)", "obj.set_begin_index(0)",
      "if self.begin_index is None:"),

@@ -180,13 +180,12 @@ def apply_switch(loaded: Any, switch: dict[str, Any]) -> None:
 def _pass_precomputed(loaded: Any, path: dict[str, Any]) -> None:
     """The value the function on the break's path computed in an eager call (recorded as it
     returns), passed to the model as the keyword argument it accepts precomputed."""
-    import contextlib
     import inspect
 
     import torch
 
     from ..errors import UsageError
-    from ..pipeline.outputs import reseed
+    from ..pipeline.outputs import eager_call, reseed
 
     name, (file, _, function) = path["attribute"], path["computed_by"]
     params = inspect.signature(loaded.fn).parameters
@@ -205,8 +204,7 @@ def _pass_precomputed(loaded: Any, path: dict[str, Any]) -> None:
     previous = sys.getprofile()
     sys.setprofile(profile)
     try:
-        with contextlib.nullcontext() if loaded.training else torch.no_grad():
-            loaded.fn(*loaded.args, **loaded.kwargs)
+        eager_call(loaded)
     finally:
         sys.setprofile(previous)
     if not returned or returned[0] is None:

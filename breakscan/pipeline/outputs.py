@@ -170,14 +170,15 @@ def eager_outputs(loaded: Any) -> Any:
     return eager_reference(loaded)[0]
 
 
+def eager_call(loaded: Any) -> Any:
+    """One eager call of a loaded target in its grad mode (callers reseed first)."""
+    with contextlib.nullcontext() if loaded.training else torch.no_grad():
+        return loaded.fn(*loaded.args, **loaded.kwargs)
+
+
 def eager_reference(loaded: Any) -> tuple[Any, bool]:
     """(the eager outputs from :func:`reseed`, detached; whether the call drew random numbers)."""
-    grad = contextlib.nullcontext() if loaded.training else torch.no_grad()
-
-    def run() -> Any:
-        with grad:
-            return loaded.fn(*loaded.args, **loaded.kwargs)
-    random_draws, out = draws_random_numbers(run)
+    random_draws, out = draws_random_numbers(lambda: eager_call(loaded))
     return detached(out), random_draws
 
 

@@ -51,7 +51,8 @@ class TimingReport:
     compile_s: float | None = None  # wall time of the first compiled call
     fullgraph_compile_s: float | None = None
     compile_error: str | None = None
-    fullgraph_error: str | None = None  # why fullgraph=True did not compile (the first break)
+    # why fullgraph=True failed: its first break, or a later call past the recompile limit
+    fullgraph_error: str | None = None
     speedup: float | None = None  # eager median / compiled median
     correctness: Correctness | None = None
     # The model draws random numbers: it was compiled with Inductor's fallback_random, so its

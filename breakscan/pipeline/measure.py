@@ -207,6 +207,10 @@ def _time_compiled(timed: _Timed, frame_costs: FrameCosts | None) -> None:
         report.notes.extend(session.notes)
 
 
+# torch 2.13's error for a fullgraph=True frame past the recompile limit (absent elsewhere).
+_RECOMPILE_LIMIT_HIT = getattr(getattr(torch._dynamo, "exc", None), "FailOnRecompileLimitHit", ())
+
+
 def _time_fullgraph(timed: _Timed) -> None:
     report = timed.report
     with dynamo_session(training=timed.call.training):
@@ -215,7 +219,12 @@ def _time_fullgraph(timed: _Timed) -> None:
         if strict is not None:
             timed.stage("timing (fullgraph)")
             with running_model("timing the fullgraph model"):
-                report.fullgraph = timed.time(strict)
+                try:
+                    report.fullgraph = timed.time(strict)
+                except _RECOMPILE_LIMIT_HIT:  # the eager fallback fullgraph=True forbids
+                    limit = getattr(torch._dynamo.config, "recompile_limit", "?")
+                    report.fullgraph_error = (f"a later call recompiled past the recompile limit"
+                                              f" ({limit}); without fullgraph it runs eagerly")
 
 
 def measure(call: ModelCall, timing: TimingOptions, *,

@@ -57,7 +57,7 @@ def print_timings(result: ScanResult, console: Console) -> None:
     if t.compile_error:
         console.print(Text(f"  torch.compile failed: {t.compile_error}", style="bold red"))
     if t.fullgraph_error:
-        console.print(Text(f"  fullgraph=True did not compile: {t.fullgraph_error}",
+        console.print(Text(f"  fullgraph=True failed: {t.fullgraph_error}",
                            style="yellow"))
     if t.outside_share is not None:
         console.print(Text(f"  {t.outside_share:.0%} of each compiled call is spent outside "

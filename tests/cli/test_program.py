@@ -195,12 +195,12 @@ def test_program_exit_status_is_reported(tmp_path):
 
 def test_hanging_program_times_out_with_its_partial_report(tmp_path):
     out = tmp_path / "run.json"
-    proc = run_cli("run", "--capture-only", "--timeout", "7", "-f", "json", "-o", str(out),
+    proc = run_cli("run", "--capture-only", "--timeout", "15", "-f", "json", "-o", str(out),
                    str(ECHO), "--hang")
     assert proc.returncode == 3, proc.stderr
     sleep = _line(ECHO, "time.sleep(0.1)")
     assert proc.stderr.strip().splitlines()[-1] == (
-        f"breakscan: error: timed out after 7 s during program at {ECHO}:{sleep} in main; the "
+        f"breakscan: error: timed out after 15 s during program at {ECHO}:{sleep} in main; the "
         "program may hang (raise --timeout if it is just slow)")
     report = _report(out)
     assert report["partial"] is True and report["program"]["exit_code"] is None

@@ -66,6 +66,17 @@ def test_mismatch_is_reported_not_hidden():
     assert not c.match and c.max_abs_error > 0 and "output 0" in c.message
 
 
+def test_fullgraph_past_the_recompile_limit_is_reported_not_raised():
+    # each call recompiles (self.calls is guarded): fullgraph=True fails once the limit is hit
+    with torch._dynamo.config.patch(recompile_limit=2):
+        result = scan(f"{FIXTURES}/models/misbehaving.py:ScalesByCallCount",
+                      input_shapes=["8,16"], timing=EAGER_BACKEND)
+    t = result.timings
+    assert t.fullgraph is None and t.compiled is not None
+    assert t.fullgraph_error == ("a later call recompiled past the recompile limit (2); "
+                                 "without fullgraph it runs eagerly")
+
+
 def test_compare_outputs_on_nested_structures():
     a = {"y": torch.ones(3), "n": 2, "z": (torch.zeros(2),)}
     assert compare_outputs(a, {"y": torch.ones(3), "n": 2, "z": (torch.zeros(2),)}).match

@@ -10,15 +10,17 @@ and are written atomically, so concurrent runs never read half an entry. Imports
 
 A cache can be restored from another branch or written by someone else: an entry is JSON data
 (``jsondata``), never a pickle, and it is used only when it is exactly what this version writes
-for this key: its format version, key and target match, its result's checksum matches, it
-names every file its result came from (the target's own file among them) with a content hash,
-and each hash still matches.
+for this key: its format version, key and target match, its result's checksum matches (a keyed
+HMAC when ``$BREAKSCAN_CACHE_KEY`` is set; else a plain hash, which detects corruption, not
+forgery), it names every file its result came from (the target's own file among them) with a
+content hash, and each hash still matches.
 Anything else, a flipped byte included, is a miss, never an error.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import platform
@@ -34,7 +36,7 @@ from .target import parse_target
 from .result import ScanResult
 
 CACHE_DIR = ".breakscan_cache"
-ENTRY_VERSION = 2  # 1 was a pickle: never read
+ENTRY_VERSION = 3  # 1 was a pickle: never read; 2 had an unprefixed, never keyed checksum
 
 
 def _torch_version() -> str:
@@ -75,11 +77,21 @@ def source_files(target: str, result: ScanResult) -> set[str]:
     return {os.path.realpath(f) for f in files if f and is_user_file(f)}
 
 
+KEY_VARIABLE = "BREAKSCAN_CACHE_KEY"
+
+
 def _checksum(result: ScanResult) -> str:
-    """The result's content hash: a byte flipped anywhere in an entry makes it a miss."""
+    """The result's content hash: a byte flipped anywhere in an entry makes it a miss. Plain
+    SHA-256 catches corruption only (anyone can recompute it); with ``$BREAKSCAN_CACHE_KEY`` set
+    it is an HMAC that only a holder of the key can forge, and an entry made without that key
+    (or with another) is a miss."""
     from .jsondata import dumps
 
-    return hashlib.sha256(dumps(result).encode()).hexdigest()
+    text = dumps(result).encode()
+    key = os.environ.get(KEY_VARIABLE)
+    if key:
+        return "hmac-sha256:" + hmac.new(key.encode(), text, hashlib.sha256).hexdigest()
+    return "sha256:" + hashlib.sha256(text).hexdigest()
 
 
 def input_files(options: ScanOptions) -> set[str]:
@@ -130,7 +142,8 @@ class ResultCache:
             return None
         result, files = entry.get("result"), entry.get("files")
         if not isinstance(result, ScanResult) or not isinstance(files, dict) or result.partial \
-                or entry.get("checksum") != _checksum(result):
+                or not hmac.compare_digest(str(entry.get("checksum")).encode(),
+                                        _checksum(result).encode()):
             return None
         try:
             needed = source_files(target, result) | input_files(options)

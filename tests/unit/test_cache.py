@@ -3,6 +3,8 @@ and a damaged one is a miss, never an error or another result."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -45,3 +47,36 @@ def test_a_mutated_cache_entry_is_a_miss_or_the_same_result(stored, data):
     finally:
         entry.write_bytes(original)
     assert cache.get(target, options) == result
+
+
+def _forge(cache, target, options, result, *, key: str | None, monkeypatch):
+    """Store ``result`` as the forger would: a changed result with a freshly computed checksum
+    (the forger holding ``key``, or no key)."""
+    with monkeypatch.context() as patch:
+        if key is None:
+            patch.delenv("BREAKSCAN_CACHE_KEY", raising=False)
+        else:
+            patch.setenv("BREAKSCAN_CACHE_KEY", key)
+        cache.put(target, options, result)
+
+
+def test_a_keyed_cache_refuses_an_entry_forged_without_its_key(tmp_path, monkeypatch):
+    run = recorded_runs("gate_runs")[0]
+    target, result = run.target, run.result
+    result.gate = None
+    options = ScanOptions(input_shapes=("8,16",))
+    cache = ResultCache(tmp_path)
+    forged = copy.deepcopy(result)
+    forged.breaks = []  # what a forger wants the gate to see
+
+    # Unkeyed, the checksum detects corruption only: a recomputed one is accepted (docs/ci.md).
+    _forge(cache, target, options, forged, key=None, monkeypatch=monkeypatch)
+    monkeypatch.delenv("BREAKSCAN_CACHE_KEY", raising=False)
+    assert cache.get(target, options).breaks == []
+
+    monkeypatch.setenv("BREAKSCAN_CACHE_KEY", "the CI secret")
+    assert cache.get(target, options) is None  # made without the key
+    _forge(cache, target, options, forged, key="a guess", monkeypatch=monkeypatch)
+    assert cache.get(target, options) is None  # made with another key
+    cache.put(target, options, result)
+    assert cache.get(target, options) == result  # made with the key

@@ -1,8 +1,10 @@
-"""Writing the files a scan produces (reports, baselines, rewritten sources), safely."""
+"""Writing the files a scan produces (reports, baselines, rewritten sources) whole or not at all."""
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
@@ -12,7 +14,8 @@ from typing import Iterable
 def write_atomic(path: str | os.PathLike[str], text: str) -> None:
     """Write via a temp file in the same folder and rename, so a reader never sees half a file.
 
-    Only a regular file (or a missing path) is replaced that way. A symlink is followed (its
+    Only a regular file (or a missing path) is replaced that way, fsynced first, so a disk that
+    fills keeps the old file. A symlink is followed (its
     target is written, the link kept); a character device, FIFO or other special file
     (``-o /dev/stdout``, ``-o /dev/null``, a named pipe) is written into directly, never replaced.
     """
@@ -31,11 +34,14 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
         return
     if target.is_symlink():
         target = Path(os.path.realpath(target))
+    data = text.encode("utf-8")
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
                                dir=target.parent if str(target.parent) else ".")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        try:
+            _write_all(fd, data)  # a full disk raises here, the old file untouched
+        finally:
+            os.close(fd)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a report is a normal file
@@ -85,16 +91,152 @@ def read_source(path: str | os.PathLike[str]) -> tuple[str, bytes]:
     return text.replace("\r\n", "\n").replace("\r", "\n"), data
 
 
-def write_source_in_place(path: str | os.PathLike[str], text: str, original: bytes) -> None:
-    """Write a rewritten source over the same file, keeping what the rewrite did not change:
-    its line ends (CRLF stays CRLF), its BOM, its mode and its hard links (written in place,
-    not replaced; the caller keeps a backup first)."""
-    if original.startswith(b"\xef\xbb\xbf"):
-        prefix, body = b"\xef\xbb\xbf", original[3:]
-    else:
-        prefix, body = b"", original
-    newline = "\r\n" if body.count(b"\r\n") * 2 > body.count(b"\n") else "\n"
-    data = prefix + text.replace("\n", newline).encode("utf-8")
-    with open(path, "r+b") as fh:
-        fh.write(data)
-        fh.truncate()
+def line_ends(original: bytes) -> list[str]:
+    """Each line's own end in a source's bytes, in order: ``\r\n``, ``\n`` or ``\r`` (a file
+    may mix them). UTF-8 never puts those bytes inside a character."""
+    return [end.decode() for end in _LINE_END.findall(original)]
+
+
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+def carry_line_ends(old: str, new: str, ends: list[str]) -> list[str]:
+    """The line ends of ``new``, a rewrite of ``old`` (both with ``\n`` ends; ``old``'s lines end
+    with ``ends``): every line before and after the rewritten statement keeps its own end; the
+    lines the rewrite wrote take the end of the first line they replace (of the line above, when
+    they only add lines)."""
+    a, b = old.split("\n"), new.split("\n")
+    shortest = min(len(a), len(b))
+    prefix = 0
+    while prefix < shortest and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < shortest - prefix and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    replaced = len(a) - suffix > prefix
+    written = _end_near(ends, prefix if replaced else prefix - 1)
+    shift = len(a) - len(b)
+    kept = min(prefix, len(ends))  # an old last line without an end gets one when followed
+    return [ends[j] if j < kept else ends[j + shift] if j >= len(b) - suffix else written
+            for j in range(len(b) - 1)]
+
+
+def _end_near(ends: list[str], index: int) -> str:
+    if not ends:
+        return "\n"
+    return ends[min(max(index, 0), len(ends) - 1)]
+
+
+class SourceNotRestored(OSError):
+    """Writing a source failed part-way and putting its old bytes back failed too: the file may
+    be partial (the caller names the backup)."""
+
+
+def write_source(path: str | os.PathLike[str], text: str, ends: list[str],
+                 original: bytes) -> None:
+    """Write a rewritten source over its file, whole or not at all.
+
+    ``text`` has ``\n`` line ends; ``ends`` is each line's end to write (see
+    :func:`carry_line_ends`), so a CRLF, CR-only or mixed file keeps every untouched line's end;
+    the BOM is kept. A link is written through (its target changes, the link stays). A file with
+    one name is replaced by a fully written, fsynced temporary file in its folder (its mode and
+    owner copied first); a file with hard links, or whose owner cannot be kept, is written in
+    place after reserving its size, and put back from ``original`` if the write fails. Any
+    ``OSError`` but :class:`SourceNotRestored` leaves the file as it was.
+    """
+    bom = b"\xef\xbb\xbf" if original.startswith(b"\xef\xbb\xbf") else b""
+    lines = text.split("\n")
+    missing = len(lines) - 1 - len(ends)  # never a line dropped for want of an end
+    ends = ends[: len(lines) - 1] + [_end_near(ends, len(ends) - 1)] * max(missing, 0)
+    data = bom + "".join(line + end for line, end in zip(lines, ends + [""])).encode("utf-8")
+    target = Path(os.path.realpath(path))
+    info = os.stat(target)
+    if info.st_nlink > 1 or not _replace(target, data, info):
+        _write_in_place(target, data, original)
+
+
+def _replace(target: Path, data: bytes, info: os.stat_result) -> bool:
+    """``data`` into a temporary file beside ``target``, renamed over it; False (nothing done)
+    when no temporary file can be made there (a link's read-only target folder) or it cannot
+    get ``target``'s owner."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except PermissionError:
+        return False
+    try:
+        try:
+            if (info.st_uid, info.st_gid) != (os.geteuid(), os.getegid()):
+                os.fchown(fd, info.st_uid, info.st_gid)
+        except PermissionError:
+            os.close(fd)
+            os.unlink(tmp)
+            return False
+        os.fchmod(fd, stat.S_IMODE(info.st_mode))  # after fchown, which clears setuid bits
+        _write_all(fd, data)
+        os.close(fd)
+        fd = -1
+        os.replace(tmp, target)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        raise
+    _sync_folder(target.parent)
+    return True
+
+
+def _write_in_place(target: Path, data: bytes, original: bytes) -> None:
+    """``data`` written into ``target`` itself (hard links see it); on failure ``original`` is
+    written back, or :class:`SourceNotRestored` when that fails too."""
+    fd = os.open(target, os.O_WRONLY)
+    try:
+        try:
+            _reserve(fd, len(data))
+            _write_all(fd, data)
+            os.ftruncate(fd, len(data))
+            os.fsync(fd)
+        except OSError as exc:
+            try:  # the old bytes fit in the blocks the file already has
+                os.lseek(fd, 0, os.SEEK_SET)
+                _write_all(fd, original)
+                os.ftruncate(fd, len(original))
+                os.fsync(fd)
+            except OSError:
+                raise SourceNotRestored(exc.errno, exc.strerror, str(target)) from exc
+            raise
+    finally:
+        os.close(fd)
+
+
+def _reserve(fd: int, size: int) -> None:
+    """The blocks for ``size`` bytes taken before a byte changes, where the filesystem can."""
+    try:
+        if hasattr(os, "posix_fallocate"):
+            os.posix_fallocate(fd, 0, size)
+    except OSError as exc:
+        if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            raise
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Every byte of ``data`` to ``fd`` from its offset (a short write continued), then fsync:
+    a disk that fills raises here, before anything is renamed."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.fsync(fd)
+
+
+def _sync_folder(folder: Path) -> None:
+    """The rename made durable (best effort: some filesystems refuse a folder's fsync)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

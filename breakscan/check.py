@@ -10,7 +10,8 @@
     fail-on = ["item", "data_dependent_branch"]
 
 Each target is scanned and gated on its own; one that fails (or cannot be scanned) does not stop
-the others. Keys are the CLI's option names without the dashes in front.
+the others, and one that cannot load (``target.check_loadable``) is refused before any process
+starts. Keys are the CLI's option names without the dashes in front.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from .config import GATE_KEYS, LIMIT_KEYS, SCAN_KEYS, from_config
 from .options import GateOptions, Limits, ScanOptions
 from .result import ModelRun
 from .process.runner import run_model
+from .target import check_loadable, parse_target
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -81,7 +83,8 @@ class CheckTarget:
 def config_targets(section: dict[str, Any], config_path: str | Path,
                    defaults: dict[str, Any] | None = None) -> list[CheckTarget | ModelRun]:
     """Each target of the section with its options, gate and limits (the section's defaults
-    under its own keys), or, for an entry that is wrong, the failed run (exit 2) saying why."""
+    under its own keys), or, for an entry that is wrong or a target that cannot load, the
+    failed run (exit 2) saying why."""
     if defaults is None:
         defaults = {k: v for k, v in section.items() if k != "targets"}
     out: list[CheckTarget | ModelRun] = []
@@ -98,6 +101,7 @@ def config_targets(section: dict[str, Any], config_path: str | Path,
             options, gate, limits = from_config({**defaults, **entry}, target=target,
                                                 where=where)
             options.check(target, gate)
+            check_loadable(parse_target(target))  # no process for a target that cannot load
         except UsageError as exc:
             out.append(ModelRun(target=target, result=None, error=str(exc), exit_code=2))
             continue

@@ -5,11 +5,14 @@ Started as ``python -m breakscan.process.child <work folder>`` by
 (``module:function``; this module knows no job type) and calls it, writing each stage, its
 progress and the result so far into the work folder, where the parent reads them after a
 timeout or a crash. A job can register how to build its result so far (:func:`when_stopped`),
-saved when the parent asks (SIGUSR2) before it kills the child. The child ends with its parent.
+saved when the parent asks (SIGUSR2) before it kills the child. The child ends with its parent,
+and as soon as its result is saved: a thread the model left running does not hold it, and what
+the model left running in a session of its own is ended with it (:mod:`.leftovers`).
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import signal
@@ -22,6 +25,7 @@ from typing import Any, Callable
 
 from ..errors import EXIT_INTERNAL, EXIT_MODEL_FAILED
 from ..result import ScanResult
+from .leftovers import become_subreaper, end_processes, work_mark
 
 _PROGRESS_EVERY_S = 0.25  # the live line reads progress events this often, at most
 
@@ -157,6 +161,7 @@ def _child_main(work: Path) -> int:
     parent = int(os.environ.get("BREAKSCAN_PARENT_PID") or 0)
     if parent:
         _end_with_parent(parent)
+    become_subreaper()  # what the model detaches stays below this process: ended with it
 
     # Stacks go to a file of their own: a program run keeps the terminal's stderr.
     stack_file = open(work / "stack", "w")
@@ -184,5 +189,27 @@ def _child_main(work: Path) -> int:
     return 0
 
 
+ENDED = "ended"  # the file that tells the parent this child has saved its last word
+
+
+def _end(work: Path, code: int) -> None:
+    """End now that the result is saved, whatever the model left behind: Python's own exit
+    would wait forever for a thread the model started (not a daemon). The ``ended`` file lets
+    the parent stop waiting soon; the atexit handlers still run (a program's own), then what
+    the model left running is ended, stdout and stderr flushed, and the process exits."""
+    for step in (lambda: (work / ENDED).touch(), atexit._run_exitfuncs):
+        try:
+            step()  # a handler's error is printed and passed over by atexit itself
+        except BaseException:  # noqa: BLE001 - the result is saved; nothing may keep the exit
+            pass
+    end_processes(os.getpid(), work_mark(work))
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:  # noqa: BLE001 - a stream the model closed or replaced
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(_child_main(Path(sys.argv[1])))
+    _end(Path(sys.argv[1]), _child_main(Path(sys.argv[1])))

@@ -9,7 +9,10 @@ which the child (:mod:`breakscan.process.child`) imports and calls as
 ``job(request, on_stage, on_progress)``.
 
 - the child starts clean (no Dynamo caches or config changes from an earlier scan) in its own
-  session, so a timeout kills it *and* inductor's compiler children;
+  session, so a timeout kills it *and* inductor's compiler children; what the model detached
+  into a session of its own is ended too (:mod:`.leftovers`), or named as left running;
+- the child exits as soon as its result is saved; one that still has not (a hanging atexit
+  handler) is killed ``_END_GRACE_S`` later and its saved result used;
 - before each stage (load, eager run, explain, recompiles, compile, timing) it appends the
   stage to ``events.jsonl`` and writes the result found so far as JSON data
   (``jsondata``: the parent parses it, never unpickles it: the model runs in the child, so the
@@ -36,10 +39,13 @@ from typing import Any, Callable
 from ..errors import EXIT_MODEL_FAILED, INTERRUPT_CODES, Interrupted, interrupt_signal
 from ..options import Limits
 from ..result import ModelRun, ScanResult
+from .child import ENDED
+from .leftovers import WORK_VARIABLE, end_processes, work_mark
 
 CHILD_MODULE = "breakscan.process.child"  # run as ``python -m``: the child's side
 _DUMP_GRACE_S = 0.5  # before the deadline, the child is asked to print its stack (SIGUSR1)
 _SNAPSHOT_GRACE_S = 10.0  # how long a stopped job may take to save what it has
+_END_GRACE_S = 10.0  # how long a child that saved its result may take to exit
 _THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")  # what torch's thread pools read
 MAX_RESULT_BYTES = 512 * 1024 * 1024  # a child's result beyond this is not read
 
@@ -88,15 +94,16 @@ def run_isolated(job: str, request: dict[str, Any], *, target: str,
             if inherit_stdio and stdout_to_stderr:  # stdout carries the report alone
                 streams["stdout"] = sys.stderr.fileno()
             child = _start_child(work, streams, limits.threads)
-            timed_out, interrupted = _supervise(child, work, limits.timeout, on_stage, cancel)
+            timed_out, interrupted, left = _supervise(child, work, limits.timeout, on_stage,
+                                                      cancel)
         return _outcome(target, work, child.returncode, timed_out=timed_out,
                         timeout=limits.timeout, seconds=time.monotonic() - started,
-                        interrupted=interrupted, returns=returns)
+                        interrupted=interrupted, returns=returns, left_running=left)
 
 
 def _start_child(work: Path, streams: dict[str, Any], threads: int | None) -> subprocess.Popen:
     """The child on ``work``, in a session of its own, its id added to ``owner.json``."""
-    env = dict(os.environ, BREAKSCAN_PARENT_PID=str(os.getpid()))
+    env = dict(os.environ, BREAKSCAN_PARENT_PID=str(os.getpid()), **{WORK_VARIABLE: str(work)})
     if threads:
         env.update({name: str(threads) for name in _THREAD_VARIABLES})
     child = subprocess.Popen(
@@ -109,9 +116,9 @@ def _start_child(work: Path, streams: dict[str, Any], threads: int | None) -> su
 
 def _supervise(child: subprocess.Popen, work: Path, timeout: float | None,
                on_stage: Callable[[str], None] | None,
-               cancel: Cancel | None) -> tuple[bool, int | None]:
-    """Wait for the child until it ends, times out or is interrupted, then kill its group;
-    (timed out, the interrupting signal or None)."""
+               cancel: Cancel | None) -> tuple[bool, int | None, list[str]]:
+    """Wait for the child until it ends, times out or is interrupted, then kill its group and
+    what it left running; (timed out, the interrupting signal or None, what still runs)."""
     timed_out = False
     interrupted = None
     grace = min(_DUMP_GRACE_S, timeout / 10) if timeout else 0.0
@@ -126,19 +133,18 @@ def _supervise(child: subprocess.Popen, work: Path, timeout: float | None,
             interrupted = interrupt_signal(exc)
             _ask_for_result(child, work)
     finally:
-        _kill_group(child)  # the whole group: inductor's compile workers outlive a child
-    return timed_out, interrupted
+        left = _kill_group(child, work)  # inductor's compile workers outlive a child
+    return timed_out, interrupted, left
 
 
 def _wait(child: subprocess.Popen, work: Path, timeout: float | None,
           on_stage: Callable[[str], None] | None, cancel: Cancel | None = None) -> None:
     """``child.wait(timeout)``, reporting each stage the child enters to ``on_stage``; raises
-    :class:`Interrupted` when ``cancel`` is set."""
-    if on_stage is None and cancel is None:
-        child.wait(timeout=timeout)
-        return
+    :class:`Interrupted` when ``cancel`` is set. Returns ``_END_GRACE_S`` after the child said
+    it has ended (its result saved) even if it has not exited: the caller kills it."""
     deadline = None if timeout is None else time.monotonic() + timeout
     seen = 0
+    ended_at = None
     while True:
         left = None if deadline is None else deadline - time.monotonic()
         if left is not None and left <= 0:
@@ -149,23 +155,43 @@ def _wait(child: subprocess.Popen, work: Path, timeout: float | None,
             child.wait(timeout=0.2 if left is None else min(0.2, left))
             return
         except subprocess.TimeoutExpired:
-            if on_stage is None:
-                continue
-            events = _read_events(work)
-            stages = [e["stage"] for e in events if "stage" in e]
-            for name in stages[seen:]:
-                on_stage(name)
-            seen = len(stages)
-            if events and "progress" in events[-1] and stages:  # e.g. the runs of a timing
-                on_stage(f"{stages[-1]} {events[-1]['progress']}")
+            pass
+        if ended_at is None and (work / ENDED).exists():
+            ended_at = time.monotonic()
+        if ended_at is not None and time.monotonic() - ended_at > _END_GRACE_S:
+            return
+        if on_stage is not None:
+            seen = _report_stages(work, on_stage, seen)
 
 
-def _kill_group(child: subprocess.Popen) -> None:
+def _report_stages(work: Path, on_stage: Callable[[str], None], seen: int) -> int:
+    """Each stage the child entered since the ``seen`` first, then its progress; how many."""
+    events = _read_events(work)
+    stages = [e["stage"] for e in events if "stage" in e]
+    for name in stages[seen:]:
+        on_stage(name)
+    if events and "progress" in events[-1] and stages:  # e.g. the runs of a timing
+        on_stage(f"{stages[-1]} {events[-1]['progress']}")
+    return len(stages)
+
+
+def _kill_group(child: subprocess.Popen, work: Path) -> list[str]:
+    """Kill the child's process group and what the model detached from it (stopped first, so
+    that nothing forks meanwhile); what still runs, named."""
+    running = child.poll() is None
+    if running:
+        _signal_group(child, signal.SIGSTOP)  # its descendants stay below it, found next
+    left = end_processes(child.pid if running else None, work_mark(work))
+    _signal_group(child, signal.SIGKILL)
+    child.wait()
+    return left
+
+
+def _signal_group(child: subprocess.Popen, signum: int) -> None:
     try:
-        os.killpg(child.pid, signal.SIGKILL)
+        os.killpg(child.pid, signum)
     except (ProcessLookupError, PermissionError):
         pass
-    child.wait()
 
 
 def _dump_stack_then_kill(child: subprocess.Popen, grace: float) -> bool:
@@ -269,13 +295,34 @@ def _signal_name(number: int) -> str:
 
 def _outcome(target: str, work: Path, returncode: int, *, timed_out: bool,
              timeout: float | None, seconds: float, interrupted: int | None = None,
-             returns: type | None = ScanResult) -> ModelRun:
+             returns: type | None = ScanResult,
+             left_running: list[str] | None = None) -> ModelRun:
+    """The run, with a note naming each process the model left that could not be ended."""
+    run = _from_files(target, work, returncode, timed_out=timed_out, timeout=timeout,
+                      interrupted=interrupted, returns=returns)
+    if left_running:
+        note = f"left running: {', '.join(left_running)} (breakscan could not end it)"
+        notes = getattr(run.result, "notes", None)
+        if isinstance(notes, list):
+            notes.append(note)
+        elif run.error is not None:
+            run.error = f"{run.error}; {note}"
+        else:
+            run.detail = f"{run.detail}\n{note}".strip()
+    return run
+
+
+def _from_files(target: str, work: Path, returncode: int, *, timed_out: bool,
+               timeout: float | None, interrupted: int | None,
+               returns: type | None) -> ModelRun:
+    """The run as the child's files tell it: a saved result once the child said it was done
+    (even if it then hung and was killed), else the one-line error and the partial result."""
     events = _read_events(work)
     stage = next((e["stage"] for e in reversed(events) if "stage" in e), "start-up")
     final = next((e for e in reversed(events) if "done" in e or "error" in e), None)
     stderr = _tail(work / "stderr") + _tail(work / "stack")
     tail = "\n".join(stderr.strip().splitlines()[-40:])
-    if final is not None and "done" in final and not timed_out and interrupted is None:
+    if final is not None and "done" in final and interrupted is None:
         result = _read_partial(work)
         if result is not None and (returns is None or isinstance(result, returns)):
             return ModelRun(target=target, result=result)
@@ -289,7 +336,7 @@ def _outcome(target: str, work: Path, returncode: int, *, timed_out: bool,
     if interrupted is not None:
         message = f"interrupted ({INTERRUPT_CODES.get(interrupted, interrupted)}) during {stage}"
         code, detail = 128 + interrupted, tail
-    elif final is not None and "error" in final and not timed_out:
+    elif final is not None and "error" in final:  # its last word, even if it then hung
         message, code = final["error"], final.get("exit_code", EXIT_MODEL_FAILED)
         detail = final.get("traceback", "")
     elif timed_out:

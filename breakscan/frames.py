@@ -154,6 +154,14 @@ def frames_of(exc: BaseException) -> list[Frame]:
     return frames
 
 
+def raised_at(exc: BaseException) -> list[Frame]:
+    """Where an exception was raised, outermost first: its traceback, then the user's stack
+    Dynamo was tracing when it raised (after "from user code:" in its text). A break inside a
+    ``torch.cond`` branch raises from the ``cond`` call; the line to act on is the branch's."""
+    _, marker, tail = str(exc).partition("from user code:")
+    return frames_of(exc) + (parse_stack(tail) if marker else [])
+
+
 @dataclass(frozen=True)
 class LibraryHelper:
     """A library's generic utility module: a break inside it is acted on at the frame outside it

@@ -40,6 +40,8 @@ _HEADER = re.compile(
     r"Graph break (?P<dup>\(user stack suppressed due to duplicate graph break\) )?"
     r"in user code at (?P<file>.+):(?P<line>\d+)\s*$")
 _URL_ID = re.compile(r"/gb/gb(\d{4})\.html")
+# Under a break inside torch.cond (or another higher-order op), between its type and explanation.
+_HOP_LINE = "  Higher Order Operator:"
 _GRAPH_INPUT = re.compile(r": graph input \((?P<name>L_\w+)\)")
 # How Dynamo fell back to eager, from the reason's wording (symbolic_convert / convert_frame):
 SKIP_KINDS = (
@@ -58,6 +60,34 @@ def resume_line(code_name: str) -> int | None:
     """The line a Dynamo resume function resumes at (``torch_dynamo_resume_in_fn_at_12``)."""
     m = RESUME_NAME.match(code_name)
     return int(m.group("line")) if m else None
+
+
+def dynamo_error(text: str) -> tuple[str, str | None, str] | None:
+    """One of Dynamo's errors read (an exception's text): its message, its GB id and the first
+    line of its explanation; None when the text is not Dynamo's. A wrapper's headline (torch.cond's
+    "… Got graph break/error:") is joined to the break it wraps: the one-line form otherwise
+    loses which break it was."""
+    head = text.partition("from user code:")[0]
+    blocks = _parse_blocks(head.splitlines())
+    if not blocks:
+        return None
+    block = blocks[0]
+    first = next(line.strip() for line in head.splitlines() if line.strip())
+    message = block["gb_type"] if first == block["gb_type"] else f"{first} {block['gb_type']}"
+    return (message, block["gb_id"] or _gb_id_from_registry(block["gb_type"]),
+            block["explanation"].partition("\n")[0])
+
+
+def dynamo_summary(text: str) -> str | None:
+    """A Dynamo error on one line, its GB id before the explanation so a cut line keeps it:
+    ``Failed to trace builtin operator [GB0059]: Dynamo does not know …``; None when the
+    text is not Dynamo's."""
+    parts = dynamo_error(text)
+    if parts is None:
+        return None
+    message, gb_id, explanation = parts
+    return message + (f" [{gb_id}]" if gb_id else "") + (f": {explanation}" if explanation
+                                                          else "")
 
 
 def original_name(code_name: str) -> str:
@@ -92,7 +122,10 @@ def _parse_blocks(lines: list[str]) -> list[dict]:
     while i < len(lines):
         line = lines[i]
         if line.startswith("  Explanation:") and i > 0:
-            gb_type = lines[i - 1].strip()
+            above = i - 1
+            while above > 0 and lines[above].startswith(_HOP_LINE):
+                above -= 1
+            gb_type = lines[above].strip()
             if gb_type.startswith("Graph Break Reason:"):
                 gb_type = gb_type.split(":", 1)[1].strip()
             block = {"gb_type": gb_type, "explanation": [line.split(":", 1)[1].strip()],

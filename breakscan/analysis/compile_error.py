@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .breaklog import dynamo_error
 from .discrepancies import recount
 from .ranking import reorder_breaks
 from .roots import source_text
@@ -16,8 +17,10 @@ from ..records import CompileError, RawFailure
 def compile_error(failure: RawFailure) -> CompileError:
     """What a compiled call's exception says, at the line to act on (never torch's own).
 
-    Dynamo's errors carry the user's stack after "from user code:"; other failures (a backend
-    crash) only their traceback, whose innermost frame outside torch is the line.
+    Dynamo's errors carry the user's stack after "from user code:" (inside a ``torch.cond``
+    branch too: the branch's line, not the ``cond`` call); a wrapper's message names the break
+    it wraps. Other failures (a backend crash) carry only their traceback, whose innermost frame
+    outside torch is the line.
     """
     head, marker, tail = failure.text.partition("from user code:")
     chain = model_stack(parse_stack(tail)) if marker else []
@@ -25,12 +28,12 @@ def compile_error(failure: RawFailure) -> CompileError:
         chain = model_stack([f for f in failure.traceback if not is_torch_file(f.file)])
     frame = acting_frame(chain)
     lines = [line.strip() for line in head.splitlines() if line.strip()]
-    explanation = next((line.partition(":")[2].strip() for line in lines
-                        if line.startswith("Explanation:")), "")
+    message, _, explanation = dynamo_error(head) or (
+        lines[0] if lines else failure.exception, None, "")
     if len(explanation) > 300:
         explanation = explanation[:297] + "..."
     return CompileError(
-        message=(lines[0] if lines else failure.exception)[:300], exception=failure.exception,
+        message=message[:300], exception=failure.exception,
         file=frame.file if frame else None, line=frame.line if frame else None,
         call_chain=chain, code=source_text(frame.file, frame.line, frame.code) if frame else "",
         explanation=explanation, owner=owner_of(frame.file) if frame else "torch")

@@ -15,6 +15,7 @@ from .analyse import analyse
 from .breaklog import RESUME_PREFIX, resume_line
 from .ranking import rank
 from .roots import break_at
+from .skipped import enclosing_function
 from ..frames import Frame, is_torch_file, user_frame
 from ..records import RootBreak
 from ..result import LaterCall, ProgramRegion, ScanResult
@@ -53,10 +54,18 @@ def break_of_code(result: ScanResult, key: CodeKey,
     line = resume_line(name)
     if line is not None:
         return break_at(result.breaks, file, line)
+    skipped = _skipped_by(result, key)
+    if skipped is not None:
+        return skipped
+    return (rest if rest is not None else _rest_of_frame(result)).get(key)
+
+
+def _skipped_by(result: ScanResult, key: CodeKey) -> int | None:
+    """The break that made Dynamo skip this code object (a resume function too), if any."""
     for frame in result.frames:
         if frame.skipped and (frame.name, frame.file, frame.first_line) == key:
             return break_at(result.breaks, frame.fail_file, frame.fail_line)
-    return (rest if rest is not None else _rest_of_frame(result)).get(key)
+    return None
 
 
 def eager_frames(result: ScanResult) -> set[CodeKey]:
@@ -80,8 +89,9 @@ def apply_later_call(result: ScanResult, raw: RawLaterCall,
     ``result`` describes the first call (summary, graphs, explain and the gate stay on it);
     ``raw`` is the same compiled model's second call; ``executed`` the lines the eager run (a
     later call too) ran in the breaks' files. A first-call break recurs when it is logged again
-    (its frame compiled anew), when its line ran eagerly, or when the compiled code ran it (its
-    own resume function, or its frame's eager rest, ran on the second call). One that does not
+    (its frame compiled anew), when its line ran eagerly (or its function, a hook, was handed
+    on again: :func:`_handed_on`), or when the compiled code ran it (its own resume function, or
+    its frame's eager rest, ran on the second call). One that does not
     recur is ``first_only``; when its graph split still runs on the second call (the code Dynamo
     compiled around it on the first call is cached) it counts in ``kept_splits``. A break
     logged only on the later call is ``later_only``.
@@ -103,7 +113,7 @@ def apply_later_call(result: ScanResult, raw: RawLaterCall,
         if where in again or where in resumed or idx in rested:
             recurs = True
         elif not is_torch_file(brk.file):
-            recurs = brk.line in executed.get(brk.file, ())
+            recurs = brk.line in executed.get(brk.file, ()) or _handed_on(brk, executed)
         else:  # a line of torch's own wrappers (wrap_inline) that eager code does not run:
             # it recurs unless a frame of its call chain compiled anew without it
             chain = {(f.function.rpartition(".")[2], f.file) for f in brk.call_chain}
@@ -125,6 +135,20 @@ def apply_later_call(result: ScanResult, raw: RawLaterCall,
         kept_splits=kept)
 
 
+def _handed_on(brk: RootBreak, executed: dict[str, set[int]]) -> bool:
+    """The break's line is in a function the forward never entered, reached from a line that
+    every call runs (``h.register_hook(self._record)``): Dynamo traced the function where it was
+    handed on, and the function runs later (a gradient hook: in backward). Every call hands it
+    on again, so the break's path is not a one-time one though its line ran in no forward."""
+    fn = enclosing_function(brk.file, brk.line)
+    if fn is None or len(brk.call_chain) < 2:
+        return False
+    parent = brk.call_chain[-2]
+    ran = executed.get(brk.file, set())
+    body = range(fn.body[0].lineno, (fn.end_lineno or fn.lineno) + 1)
+    return parent.line in executed.get(parent.file, ()) and not any(n in ran for n in body)
+
+
 def _tally(result: ScanResult, python_calls: dict[CodeKey, int],
            rest: dict[CodeKey, int]) -> tuple[int, int, dict[int, int]]:
     """Counted Python calls, read: (returns to Python mid-frame, calls of skipped frames,
@@ -135,8 +159,10 @@ def _tally(result: ScanResult, python_calls: dict[CodeKey, int],
     eagerly = sum(n for key, n in python_calls.items() if key in skipped)
     fires: dict[int, int] = {}
     for key, count in python_calls.items():
-        idx = break_of_code(result, key, rest)
-        if idx is not None:  # a nested break resumes every enclosing frame: count it once
+        # A skipped resume function fires twice: the break it resumes after, and the break
+        # that made Dynamo skip it (its rest runs eagerly).
+        for idx in {break_of_code(result, key, rest), _skipped_by(result, key)} - {None}:
+            # a nested break resumes every enclosing frame: count it once
             fires[idx] = max(fires.get(idx, 0), count)
     return gaps, eagerly, fires
 

@@ -12,7 +12,7 @@ import ast
 import os
 import re
 
-from .breaklog import original_name
+from .breaklog import original_name, resume_line
 from .roots import Roots
 from ..frames import Frame, module_ast
 from ..records import BreakRecord, CompiledFrame, RootBreak
@@ -42,18 +42,18 @@ def mark_skipped(item: RootBreak, record: BreakRecord | None,
     """Record how Dynamo fell back to eager at this break, in the words of its own cause."""
     kind = record.skip_kind if record is not None else "metrics"
     where = _SKIPPED_FRAME.search(record.raw) if record is not None else None
-    fn = where.group("fn") if where else (metric.name if metric else item.function)
-    fn = original_name(fn or "the function") + "()"
-    if where and (where.group("file"), int(where.group("line"))) != (item.file, item.line):
-        fn += f" ({os.path.basename(where.group('file'))}:{where.group('line')})"
+    code = where.group("fn") if where else (metric.name if metric else item.function)
+    code = code or "the function"
     if kind == "rest_of_frame":
         # Not a skipped frame: the function is compiled up to the break and the rest of it runs
         # eagerly. The summary's "frames skipped" (Dynamo's own metrics) does not count it.
-        item.skip_cause = (f"Dynamo cannot resume after this break: it compiled {fn} up to the "
-                           "last resumable point before it and ran the rest of the function "
-                           "eagerly")
+        item.skip_cause = (f"Dynamo cannot resume after this break: it compiled "
+                           f"{original_name(code)}() up to the last resumable point before it "
+                           "and ran the rest of the function eagerly")
         item.skip_kind = kind
         return
+    fn = skipped_code(code, where.group("file"), int(where.group("line")),
+                      (item.file, item.line)) if where else skipped_code(code, item.file)
     item.skip_cause = _skip_cause(item, kind, fn, metric)
     item.skip_kind = kind
     if item.category != "frame_skipped":
@@ -64,20 +64,36 @@ def mark_skipped(item: RootBreak, record: BreakRecord | None,
         item.wrapper_gb_id = item.wrapper_gb_id or record.wrapper_gb_id
 
 
+def skipped_code(code_name: str, file: str, line: int | None = None,
+                 at: tuple[str, int] | None = None) -> str:
+    """What Dynamo skipped, for the reader: ``the whole function forward() (model.py:12)``, or
+    for a resume function (Dynamo's code for the rest of a function after an earlier break)
+    ``the rest of forward() from model.py:17 (…)``: what came before that line still ran
+    compiled. ``line`` (where the skipped code starts) is named when it is not ``at``."""
+    resumes = resume_line(code_name)
+    name = original_name(code_name) + "()"
+    if resumes is not None:
+        return (f"the rest of {name} from {os.path.basename(file)}:{resumes} (Dynamo's resume "
+                f"function {code_name}; the code before that line ran compiled)")
+    if line is not None and (file, line) != at:
+        name += f" ({os.path.basename(file)}:{line})"
+    return f"the whole function {name}"
+
+
 def _skip_cause(item: RootBreak, kind: str | None, fn: str,
                 metric: CompiledFrame | None) -> str:
-    """Why Dynamo skipped the whole function ``fn`` at this break."""
+    """Why Dynamo skipped ``fn`` (:func:`skipped_code`) at this break."""
     if kind == "loop":
         return (f"the break is inside a for/while loop, where Dynamo cannot resume: it skipped "
-                f"the whole function {fn}, which ran eagerly")
+                f"{fn}, which ran eagerly")
     if kind == "metrics":
         reason = (metric.fail_reason or metric.fail_type or "") if metric else ""
-        return f"Dynamo skipped the whole function {fn} and ran it eagerly: {reason}".rstrip(": ")
+        return f"Dynamo skipped {fn} and ran it eagerly: {reason}".rstrip(": ")
     block = enclosing_block(item.file, item.line)
     inside = {"try": " (the break is inside a try block)",
               "with": " (the break is inside a with block)"}.get(block or "", "")
-    return (f"Dynamo could not resume from this break{inside}: it skipped the whole "
-            f"function {fn}, which ran eagerly")
+    return (f"Dynamo could not resume from this break{inside}: it skipped {fn}, which ran "
+            "eagerly")
 
 
 def name_skipped_frames(items: list[RootBreak], frames: list[CompiledFrame]) -> None:
@@ -93,8 +109,7 @@ def name_skipped_frames(items: list[RootBreak], frames: list[CompiledFrame]) -> 
                    (item.file, item.line)]
         if not skipped:
             continue
-        names = ", ".join(f"{original_name(f.name)}() "
-                          f"({os.path.basename(f.file)}:{f.first_line})" for f in skipped)
+        names = ", ".join(skipped_code(f.name, f.file, f.first_line) for f in skipped)
         blocks = []
         for f in skipped:  # where the skipped function's own line on the way sits in a block
             for frame in item.call_chain:
@@ -108,7 +123,7 @@ def name_skipped_frames(items: list[RootBreak], frames: list[CompiledFrame]) -> 
                            f"{names}, which ran eagerly")
 
 
-def _enclosing_function(file: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+def enclosing_function(file: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     """The innermost ``def`` whose body holds ``line``."""
     tree = module_ast(file)
     found = None
@@ -135,7 +150,7 @@ def fold_comprehensions(roots: Roots, frames: list[CompiledFrame]) -> None:
             continue
         alone = any(f.name == item.function and f.file == item.file and f.first_line ==
                     item.line for f in frames)
-        parent = _enclosing_function(item.file, item.line)
+        parent = enclosing_function(item.file, item.line)
         if not alone or parent is None:
             continue
         first = min([parent.lineno] + [d.lineno for d in parent.decorator_list])

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..records import CompiledFrame, Discrepancy, ExplainCounts, GraphInfo, RootBreak
 from ..result import Summary
+from .skipped import skipped_code
 
 
 def _plural(n: int, word: str) -> str:
@@ -57,11 +58,11 @@ def _break_count_gap(summary: Summary, explain: ExplainCounts, breaks: list[Root
     for b in breaks:
         loc = f"{os.path.basename(b.file)}:{b.line}"
         if b.frame_skipped:
-            names = [f.name for f in frames if f.skipped and
-                     (f.fail_file, f.fail_line) == (b.file, b.line)] or [b.function]
-            why.append(f"{loc} made Dynamo skip the frame "
-                       f"{', '.join(n + '()' for n in dict.fromkeys(names))} (it ran "
-                       "eagerly), so explain sees no graph for it")
+            skipped = {(f.name, f.file) for f in frames if f.skipped and
+                       (f.fail_file, f.fail_line) == (b.file, b.line)} or {(b.function, b.file)}
+            what = ", ".join(sorted(skipped_code(name, file) for name, file in skipped))
+            why.append(f"{loc} made Dynamo skip {what} (it ran eagerly), so explain sees no "
+                       "graph for it")
         elif b.explain_reasons == 0:
             why.append(f"{loc} is invisible to explain (a break before the first tensor op "
                        "leaves no graph to end)")

@@ -17,7 +17,6 @@ starts. Keys are the CLI's option names without the dashes in front.
 from __future__ import annotations
 
 import os
-import sys
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,45 +25,15 @@ from typing import Any, Callable
 from .cache import ResultCache
 from .errors import Interrupted, UsageError, interrupt_signal
 from .process.isolate import Cancel
-from .config import GATE_KEYS, LIMIT_KEYS, SCAN_KEYS, from_config
+from .config import (GATE_KEYS, LIMIT_KEYS, SCAN_KEYS, check_types, from_config,
+                     load_config)
 from .options import GateOptions, Limits, ScanOptions
 from .result import ModelRun
 from .process.runner import run_model
 from .target import check_loadable, parse_target
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 # Keys the section itself may set as defaults for every target (scan keys are per target).
 DEFAULT_KEYS = set(SCAN_KEYS) | set(GATE_KEYS) | set(LIMIT_KEYS) | {"baseline"}
-
-
-def load_config(path: str | Path) -> dict[str, Any]:
-    file = Path(path)
-    if not file.exists():
-        raise UsageError(f"config file not found: {path} (breakscan check reads "
-                         "[tool.breakscan] from pyproject.toml)")
-    try:
-        doc = tomllib.loads(file.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{path} is not valid TOML: {exc}") from None
-    tool = doc.get("tool", {})
-    section = tool.get("breakscan") if isinstance(tool, dict) else None
-    if not section:
-        raise UsageError(f"{path} has no [tool.breakscan] section; see breakscan's "
-                         "docs/ci.md")
-    if not isinstance(section, dict):
-        raise UsageError(f"{path}: tool.breakscan must be a table ([tool.breakscan]), not "
-                         f"{type(section).__name__}")
-    targets = section.get("targets")
-    if not targets:
-        raise UsageError(f"{path}: [tool.breakscan] lists no [[tool.breakscan.targets]]")
-    if not isinstance(targets, list) or not all(isinstance(t, dict) for t in targets):
-        raise UsageError(f"{path}: tool.breakscan.targets must be tables "
-                         "([[tool.breakscan.targets]] entries)")
-    return section
 
 
 @dataclass(frozen=True)
@@ -161,6 +130,7 @@ def run_config(section: dict[str, Any], config_path: str | Path,
         raise UsageError(f"{config_path} [tool.breakscan]: unknown key(s) "
                          f"{', '.join(sorted(unknown))}; allowed: "
                          f"{', '.join(sorted(DEFAULT_KEYS))}")
+    check_types(defaults, f"{config_path} [tool.breakscan]")  # named once, not per target
     total = len(section["targets"])
     threads = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else None
     runs: list[ModelRun | None] = [None] * total

@@ -5,14 +5,23 @@ A ``[[tool.breakscan.targets]]`` entry (merged over the section's defaults by
 fields of :mod:`breakscan.options`' objects (:func:`from_config`); ``--baseline FILE`` adds the
 target's entry of that file to its :class:`~breakscan.options.GateOptions`
 (:func:`gate_options`). The file is data from a pull request or a cache: checked, never trusted.
+Every key's TOML type is checked first (:data:`KEY_TYPES`), so ``kernels = "false"`` is one line
+naming the key, never read as true.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import reprlib
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 from .errors import UsageError
 from .options import GateOptions, Limits, ScanOptions
@@ -30,6 +39,88 @@ LIMIT_KEYS = {"timeout": "timeout", "memory-limit": "memory_limit_mb"}
 OTHER_KEYS = {"baseline", "target"}
 
 
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)  # TOML's true is no number
+
+
+# The TOML types a value may have, each with the words an error names it by.
+FORMS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "string": ("a string", lambda v: isinstance(v, str)),
+    "boolean": ("a boolean (true or false)", lambda v: isinstance(v, bool)),
+    "integer": ("an integer", _integer),
+    "number": ("a number", lambda v: _integer(v) or isinstance(v, float)),
+    "strings": ("a list of strings", lambda v: isinstance(v, list)
+                and all(isinstance(i, str) for i in v)),
+    "integers": ("a list of integers", lambda v: isinstance(v, list) and all(map(_integer, v))),
+    "table": ("a table", lambda v: isinstance(v, dict)),
+}
+
+# Every key's accepted forms. Written out rather than read from the option dataclasses: a file
+# gives the natural TOML forms (a list for a tuple, a table for --init-args' JSON), and the
+# dataclasses also take what the CLI's parsers give them.
+KEY_TYPES: dict[str, tuple[str, ...]] = {
+    "input-shape": ("string", "strings"), "dtype": ("string",), "device": ("string",),
+    "inputs": ("string",), "init-args": ("string", "table"), "method": ("string",),
+    "train": ("boolean",), "vary-batch": ("string", "integers"), "shapes": ("string", "strings"),
+    "dynamic-check": ("boolean",), "dynamic": ("boolean",), "compile-option": ("strings", "table"),
+    "kernels": ("boolean",), "max-breaks": ("integer",), "max-graphs": ("integer",),
+    "max-recompiles": ("integer",), "max-graph-calls": ("integer",), "max-kernels": ("integer",),
+    "fail-on": ("string", "strings"), "fullgraph": ("boolean",), "timeout": ("number",),
+    "memory-limit": ("integer",), "baseline": ("string",), "target": ("string",),
+}
+
+
+def check_types(values: dict[str, Any], where: str) -> None:
+    """Each known key's value has a type :data:`KEY_TYPES` accepts, or one UsageError line
+    naming the key and the type it wants."""
+    for key, value in values.items():
+        forms = KEY_TYPES.get(key, ())
+        if forms and not any(FORMS[form][1](value) for form in forms):
+            wanted = " or ".join(FORMS[form][0] for form in forms)
+            raise UsageError(f"{where}: a value of the wrong type: {key} takes {wanted}, got "
+                             f"{_shown(value)}")
+
+
+def _shown(value: Any) -> str:
+    """A value as the file wrote it, cut short (a table may be nested hundreds deep)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, str):
+        return json.dumps(value[:60] + ("..." if len(value) > 60 else ""))
+    kind = {list: "an array ", dict: "a table "}.get(type(value), "")
+    return kind + reprlib.repr(value)
+
+
+def load_config(path: str | Path) -> dict[str, Any]:
+    """The ``[tool.breakscan]`` section of a TOML file, checked to hold target tables; a file
+    that is missing, not TOML, or nested deeper than the reader recurses is a UsageError."""
+    file = Path(path)
+    if not file.exists():
+        raise UsageError(f"config file not found: {path} (breakscan check reads "
+                         "[tool.breakscan] from pyproject.toml)")
+    try:
+        doc = tomllib.loads(file.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path} is not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        raise UsageError(f"{path}: arrays or inline tables nested too deep to read") from None
+    tool = doc.get("tool", {})
+    section = tool.get("breakscan") if isinstance(tool, dict) else None
+    if not section:
+        raise UsageError(f"{path} has no [tool.breakscan] section; see breakscan's "
+                         "docs/ci.md")
+    if not isinstance(section, dict):
+        raise UsageError(f"{path}: tool.breakscan must be a table ([tool.breakscan]), not "
+                         f"{type(section).__name__}")
+    targets = section.get("targets")
+    if not targets:
+        raise UsageError(f"{path}: [tool.breakscan] lists no [[tool.breakscan.targets]]")
+    if not isinstance(targets, list) or not all(isinstance(t, dict) for t in targets):
+        raise UsageError(f"{path}: tool.breakscan.targets must be tables "
+                         "([[tool.breakscan.targets]] entries)")
+    return section
+
+
 def from_config(values: dict[str, Any], *, target: str,
                 where: str) -> tuple[ScanOptions, GateOptions, Limits]:
     """One ``[[tool.breakscan.targets]]`` entry (merged over the section's defaults)."""
@@ -38,6 +129,7 @@ def from_config(values: dict[str, Any], *, target: str,
     if unknown:
         raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; allowed: "
                          f"{', '.join(sorted(allowed))}")
+    check_types(values, where)
     try:
         scan = ScanOptions(**{SCAN_KEYS[k]: v for k, v in values.items() if k in SCAN_KEYS})
         gate = gate_options(**{GATE_KEYS[k]: v for k, v in values.items() if k in GATE_KEYS},

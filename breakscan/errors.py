@@ -65,14 +65,17 @@ class ModelError(BreakscanError):
 
 def user_frame_hint(exc: BaseException) -> str:
     """' at file:line' of the line to act on in ``exc``'s traceback (see frames.acting_frame)."""
-    from .frames import frames_of, where
+    from .frames import raised_at, where
 
-    return where(frames_of(exc))
+    return where(raised_at(exc))
 
 
 def describe(exc: BaseException) -> str:
-    """``Type: message`` squeezed onto one line."""
-    text = " ".join(str(exc).split())
+    """``Type: message`` squeezed onto one line (a Dynamo error with its GB id up front, so a
+    cut line keeps it)."""
+    from .analysis.breaklog import dynamo_summary
+
+    text = " ".join((dynamo_summary(str(exc)) or str(exc)).split())
     if len(text) > 300:
         text = text[:297] + "..."
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
@@ -83,11 +86,24 @@ def as_model_error(exc: BaseException, what: str, hint: str = "") -> ModelError:
     if isinstance(exc, KeyboardInterrupt):
         raise exc
     if isinstance(exc, SystemExit):
-        return ModelError(f"{what} called sys.exit({exc.code})")
+        return ModelError(f"{what} called sys.exit({exc.code}){user_frame_hint(exc)}")
     if out_of_memory(exc):
         return ModelError(f"{what} ran out of memory{memory_limit_note()}: {describe(exc)}"
                           f"{user_frame_hint(exc)}")
     return ModelError(f"{what} failed: {describe(exc)}{user_frame_hint(exc)}{hint}")
+
+
+# What torch says when a forward that needs gradients runs under torch.no_grad().
+_NEEDS_GRAD = ("does not require grad", "doesn't require gradient")
+
+
+def no_grad_hint(exc: BaseException, training: bool) -> str:
+    """For a forward that needs gradients (``torch.autograd.grad``, a hook on a tensor) scanned
+    in the default mode: say the mode it ran in and how to scan it with gradients."""
+    if training or not any(words in str(exc) for words in _NEEDS_GRAD):
+        return ""
+    return (" — breakscan calls the model in eval mode under torch.no_grad() unless --train is "
+            "given; a forward that needs gradients scans with --train")
 
 
 def raised_by_breakscan(exc: BaseException, *, calling_model: bool = False) -> bool:

@@ -23,6 +23,7 @@ from .target import (check_device_name, check_dtype_name, check_source_file, is_
                      parse_init_args, parse_input_sets, parse_inputs, parse_target)
 
 DEFAULT_TIMEOUT_S = 600.0
+MAX_MEMORY_LIMIT_MB = (2**63 - 1) >> 20  # the limit in bytes must fit setrlimit's C long
 
 
 @dataclass(frozen=True)
@@ -244,9 +245,13 @@ class Limits:
 
     def __post_init__(self) -> None:
         for key, value in (("timeout", self.timeout), ("memory-limit", self.memory_limit_mb)):
+            # ``not value >= 0`` refuses a NaN (TOML's ``nan``) as well as a negative number
             if value is not None and (isinstance(value, bool) or
-                                      not isinstance(value, (int, float)) or value < 0):
+                                      not isinstance(value, (int, float)) or not value >= 0):
                 raise UsageError(f"{key} must be a non-negative number, got {value!r}")
+        if self.memory_limit_mb and self.memory_limit_mb > MAX_MEMORY_LIMIT_MB:
+            raise UsageError(f"memory-limit must be at most {MAX_MEMORY_LIMIT_MB} MB (the most "
+                             f"setrlimit takes), got {self.memory_limit_mb!r}")
         object.__setattr__(self, "timeout", self.timeout or None)  # 0 means none
         object.__setattr__(self, "memory_limit_mb",
                            int(self.memory_limit_mb) if self.memory_limit_mb else None)

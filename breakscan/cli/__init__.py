@@ -12,6 +12,7 @@ import sys
 from ..errors import Interrupted
 from .application import app
 from .exits import exit_interrupted, exit_on_error, quiet_after_broken_pipe, raise_on_signals
+from .output import guarded_stdout
 
 # Importing a command module registers its command: in this order `breakscan --help` lists them.
 from . import scan, run, trace, check, compare, lint, rules, version  # noqa: F401
@@ -42,7 +43,8 @@ def main(argv: list[str] | None = None) -> None:
     args = _with_default_command(list(sys.argv[1:] if argv is None else argv))
     raise_on_signals()
     try:
-        code = app(args=args, prog_name="breakscan", standalone_mode=False)
+        with guarded_stdout():  # a write stdout refuses is an output error, exit 2
+            code = app(args=args, prog_name="breakscan", standalone_mode=False)
     except (KeyboardInterrupt, Interrupted) as exc:  # outside a scan: nothing to report
         exit_interrupted(exc)
     except BrokenPipeError:  # `breakscan … | head -3`: the reader left; leave quietly

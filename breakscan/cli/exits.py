@@ -2,7 +2,9 @@
 
 A usage error is exit 2, a failed or stopped scan its own code (3, 130, 143…), a bug in
 breakscan exit 4, a reader that left the pipe 141; tracebacks only with ``--debug``. SIGTERM and
-SIGHUP are turned into :class:`~breakscan.errors.Interrupted` so they end like Ctrl-C.
+SIGHUP are turned into :class:`~breakscan.errors.Interrupted` so they end like Ctrl-C. Every line
+goes through :func:`say`: an error repeats model-made text (an exception's message), shown with
+its control characters escaped as the report shows them.
 """
 
 from __future__ import annotations
@@ -15,25 +17,29 @@ import traceback
 import typer
 
 from ..errors import EXIT_USAGE, INTERRUPT_CODES, BreakscanError, Interrupted, interrupt_signal
+from ..report.literal import printable
 from ..report.terminal import console as literal_console
+
+
+def say(line: str) -> None:
+    """One line on stderr, its control characters (an ESC or NUL in a model's message) escaped."""
+    literal_console(stderr=True, soft_wrap=True).print(printable(line), markup=False)
 
 
 def fail(exc: BaseException, debug: bool) -> None:
     """A command's error (a :class:`~breakscan.errors.BreakscanError`): its line and code."""
-    err = literal_console(stderr=True, soft_wrap=True)
     if debug:
-        err.print(traceback.format_exc(), markup=False)
+        literal_console(stderr=True, soft_wrap=True).print(traceback.format_exc(), markup=False)
     code = exc.exit_code if isinstance(exc, BreakscanError) else EXIT_USAGE
-    err.print(f"breakscan: error: {exc}", markup=False)
+    say(f"breakscan: error: {exc}")
     raise typer.Exit(code)
 
 
 def fail_run(run, debug: bool) -> None:
     """A scan that did not finish: its one-line error (and with --debug its details)."""
-    err = literal_console(stderr=True, soft_wrap=True)
     if debug and run.detail:
-        err.print(run.detail, markup=False)
-    err.print(f"breakscan: {'' if run.interrupted else 'error: '}{run.error}", markup=False)
+        literal_console(stderr=True, soft_wrap=True).print(run.detail, markup=False)
+    say(f"breakscan: {'' if run.interrupted else 'error: '}{run.error}")
     raise typer.Exit(run.exit_code)
 
 
@@ -61,8 +67,7 @@ def raise_on_signals() -> None:
 def exit_interrupted(exc: BaseException) -> None:
     """Ctrl-C, SIGTERM or SIGHUP outside a scan: nothing to report, exit 128 + the signal."""
     signum = interrupt_signal(exc)
-    literal_console(stderr=True).print(
-        f"breakscan: interrupted ({INTERRUPT_CODES.get(signum, signum)})", markup=False)
+    say(f"breakscan: interrupted ({INTERRUPT_CODES.get(signum, signum)})")
     sys.exit(128 + signum)
 
 
@@ -77,17 +82,19 @@ def quiet_after_broken_pipe() -> None:
 
 
 def exit_on_error(exc: Exception, *, debug: bool) -> None:
-    """An exception that left the app: click's usage errors exit 2, anything else is a bug."""
+    """An exception that left the app: breakscan's own errors (a report stdout refused) and
+    click's usage errors end with their line and code, anything else is a bug."""
+    if isinstance(exc, BreakscanError):
+        say(f"breakscan: error: {exc}")
+        sys.exit(exc.exit_code)
     # typer vendors click: match its usage errors (bad option or value) by shape.
     if not hasattr(exc, "format_message"):
         internal_error(exc, debug=debug)
     if type(exc).__name__ == "Abort":  # click's form of Ctrl-C
-        literal_console(stderr=True).print("breakscan: interrupted (SIGINT)",
-                                           markup=False)
+        say("breakscan: interrupted (SIGINT)")
         sys.exit(130)
     if exc.format_message():  # empty when no arguments made click print the help
-        literal_console(stderr=True, soft_wrap=True).print(
-            f"breakscan: error: {exc.format_message()} (see breakscan --help)", markup=False)
+        say(f"breakscan: error: {exc.format_message()} (see breakscan --help)")
     sys.exit(EXIT_USAGE)
 
 
@@ -95,9 +102,9 @@ def internal_error(exc: BaseException, *, debug: bool) -> None:
     """A bug in breakscan: one line and exit 4 (the README's code), the traceback with --debug."""
     from ..errors import EXIT_INTERNAL, describe
 
-    err = literal_console(stderr=True, soft_wrap=True)
     if debug:
-        err.print("".join(traceback.format_exception(exc)))
-    err.print(f"breakscan: error: internal error in breakscan: {describe(exc)} (please report "
-              "it; --debug shows the traceback)")
+        literal_console(stderr=True, soft_wrap=True).print(
+            "".join(traceback.format_exception(exc)), markup=False)
+    say(f"breakscan: error: internal error in breakscan: {describe(exc)} (please report it; "
+        "--debug shows the traceback)")
     sys.exit(EXIT_INTERNAL)

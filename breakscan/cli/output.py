@@ -2,6 +2,8 @@
 
 Every command writes through these helpers, so a file format, an output path that is a folder or
 one of the user's own source files, and the live status line behave the same in all of them.
+A write the system refuses is the output's error (exit 2), on stdout (``> /dev/full``) as for
+``-o``; a reader that left the pipe stays a BrokenPipeError (exit 141, see cli/exits.py).
 """
 
 from __future__ import annotations
@@ -11,13 +13,60 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Any, Iterator, Optional
 
 from rich.console import Console
 
 from ..errors import UsageError
+from ..report.literal import printable
 from ..report.terminal import console as literal_console
+from .exits import say
 from .flags import OutputFormat
+
+
+@contextlib.contextmanager
+def stdout_refused() -> Iterator[None]:
+    """Around a write to stdout: a full disk or a device that refuses it (``> /dev/full``) is a
+    one-line UsageError, as for ``-o``; a closed pipe leaves as it came."""
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise UsageError(f"cannot write the report to stdout: {exc.strerror or exc}") from None
+
+
+class RefusedWrites:
+    """A text stream whose writes and flushes go through :func:`stdout_refused`; anything else
+    is the stream's own."""
+
+    def __init__(self, stream: Any):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        with stdout_refused():
+            return self._stream.write(text)
+
+    def flush(self) -> None:
+        with stdout_refused():
+            self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def guarded_stdout() -> Iterator[None]:
+    """While a command runs, every write to stdout (a report, click's help, ``typer.echo``)
+    goes through :class:`RefusedWrites`; flushed at the end, so a refused write is an error
+    line here, not a complaint at Python's exit."""
+    real = sys.stdout
+    sys.stdout = RefusedWrites(real)
+    try:
+        yield
+        sys.stdout.flush()
+    finally:
+        sys.stdout = real
 
 
 def make_console() -> Console:
@@ -46,7 +95,7 @@ def emit(runs, fmt: OutputFormat, output: Optional[Path], *, quiet: bool, verbos
     except OSError as exc:
         raise UsageError(f"cannot write {output}: {exc.strerror}") from None
     terminal.render_runs(runs, console, quiet=True, verbose=False)
-    console.print(f"wrote {output}", highlight=False)
+    console.print(f"wrote {printable(str(output))}", highlight=False)
 
 
 def check_output(output: Optional[Path], fmt: OutputFormat) -> None:
@@ -116,7 +165,7 @@ def report_one(run, output_format: OutputFormat, output: Optional[Path], html: O
     if html is not None:
         write_html([run], html)
     if write_baseline is not None and run.error is None:
-        make_console().print(f"wrote baseline {write_baseline}", highlight=False)
+        make_console().print(f"wrote baseline {printable(str(write_baseline))}", highlight=False)
 
 
 def write_html(runs, path: Path, comparison=None) -> None:
@@ -130,8 +179,7 @@ def write_html(runs, path: Path, comparison=None) -> None:
         write_atomic(path, to_html(runs, comparison=comparison))
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror}") from None
-    err = literal_console(stderr=True, soft_wrap=True)
-    err.print(f"breakscan: wrote HTML report {path}", markup=False)
+    say(f"breakscan: wrote HTML report {path}")
 
 
 @contextlib.contextmanager

@@ -13,10 +13,9 @@ from typing import List, Optional
 import typer
 
 from ..errors import EXIT_MODEL_FAILED, BreakscanError, UsageError
-from ..report.terminal import console as literal_console
 from . import flags
 from .application import app
-from .exits import end_one, fail, fail_run
+from .exits import end_one, fail, fail_run, say
 from .flags import OutputFormat
 from .output import check_output, live_status, outputs, report_one, target_sources
 
@@ -150,10 +149,8 @@ def _fix(target: str, options, result, limits, write: bool) -> tuple[str, int] |
     from ..fixes.verify import FixesInterrupted, verify_fixes
     from ..fixes.write import write_fixes
 
-    err = literal_console(stderr=True, soft_wrap=True)
-
     def progress(one) -> None:
-        err.print(f"breakscan: fix {one.rule} {one.fix_id}: {one.status}", markup=False)
+        say(f"breakscan: fix {one.rule} {one.fix_id}: {one.status}")
 
     try:
         with live_status(target) as on_stage:
@@ -165,6 +162,5 @@ def _fix(target: str, options, result, limits, write: bool) -> tuple[str, int] |
     result.unfixed = unfixed(result, result.fixes)
     if write:
         for file in write_fixes(result.fixes):
-            err.print(f"breakscan: rewrote {file} (backup beside it: .breakscan.bak)",
-                      markup=False)
+            say(f"breakscan: rewrote {file} (backup beside it: .breakscan.bak)")
     return None

@@ -40,7 +40,7 @@ from ..dynamo.logs import dynamo_logs
 from ..dynamo.regions import GraphCompile, record_regions
 from ..dynamo.session import (bytecode_hook, clean_dynamo, clean_dynamo_state, dynamic_shapes,
                               log_breaks_again, read_metrics, recorded)
-from ..errors import (BreakscanError, as_model_error, describe, raised_by_breakscan,
+from ..errors import (BreakscanError, as_model_error, describe, no_grad_hint, raised_by_breakscan,
                       user_frame_hint)
 from ..frames import frames_of, is_torch_file
 from ..records import CodeEvent, RawCapture, RawFailure
@@ -101,6 +101,7 @@ def run_eager(call: ModelCall, *, label: str,
         elif isinstance(exc, (RuntimeError, ValueError, IndexError)) and (
                 "shape" in message or "size" in message):
             hint = " — check --input-shape / --dtype against what the model expects"
+        hint = hint or no_grad_hint(exc, call.training)
         raise as_model_error(exc, label, hint) from exc
     return out.getvalue()
 

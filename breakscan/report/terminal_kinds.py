@@ -70,8 +70,10 @@ def print_what_ran(result: ScanResult, console: Console) -> None:
     if result.kind == "model":
         inputs = ", ".join(f"{i.name}: {i.dtype}{i.shape}" if i.kind == "tensor" else
                            f"{i.name}: {i.kind}" for i in result.inputs)
-        console.print(Text(f"torch {result.torch_version} · {result.device} · {result.method}"
-                           f"({inputs}) · capture {result.capture_seconds:.2f}s", style="dim"))
+        mode = "train" if result.training else "eval, no_grad"  # the breaks can differ by mode
+        console.print(Text(f"torch {result.torch_version} · {result.device} · {mode} · "
+                           f"{result.method}({inputs}) · capture {result.capture_seconds:.2f}s",
+                           style="dim"))
     elif result.kind == "trace":
         console.print(Text(f"torch {result.torch_version} · read from the job's TORCH_TRACE "
                            "files", style="dim"))

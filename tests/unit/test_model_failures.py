@@ -54,7 +54,7 @@ def test_the_models_exception_is_the_models_in_any_stage(model):
         "during timing (eager), the model failed: TypeError: linear(): argument 'input' must "
         f"be Tensor, not NoneType at {path}:5", 3)
     assert _ending(caught(module.leave), "recompiles") == (
-        "during recompiles, the model called sys.exit(4)", 3)
+        f"during recompiles, the model called sys.exit(4) at {path}:8", 3)
     with pytest.raises(ModelError) as failed:
         with running_model("timing the eager model"):
             module.fail()

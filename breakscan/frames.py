@@ -111,10 +111,11 @@ def is_user_file(path: str) -> bool:
 
 # A traceback's `File "m.py", line 3, in f` (a Dynamo user stack, an FX node's stack trace, an
 # exception's text) and a faulthandler dump's `File "m.py", line 3 in f`.
-STACK_LINE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)'
+# A file name may itself hold '"' (Python prints it raw): the name ends at '", line N'.
+STACK_LINE = re.compile(r'^\s*File "(?P<file>.+?)", line (?P<line>\d+)'
                         r'(?:,? in (?P<function>.+?))?\s*$')
 # A step of Dynamo's branch provenance: `# File "m.py", line 3, in f, code: y = x.sum()`.
-PROVENANCE_LINE = re.compile(r'# File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>[^,]+), '
+PROVENANCE_LINE = re.compile(r'# File "(?P<file>.+?)", line (?P<line>\d+), in (?P<fn>[^,]+), '
                              r'code: (?P<code>.*)$')
 
 

@@ -256,4 +256,19 @@ def measure(call: ModelCall, timing: TimingOptions, *,
         report.load_average = _load_average()
     if report.compiled and not math.isfinite(report.speedup or math.nan):
         report.speedup = None
+    spread = unmeasured_speedup(report.eager, report.compiled)
+    if report.speedup is not None and spread:
+        report.speedup = None
+        report.notes.append(f"speedup not measured: {spread}")
     return report
+
+
+def unmeasured_speedup(eager: Timing | None, compiled: Timing | None) -> str | None:
+    """Why eager / compiled is no speedup: a timing whose spread (IQR) exceeds its median says
+    nothing about the ratio (a 3.70x with a spread nine times the median reran as 1.05x)."""
+    for name, t in (("eager", eager), ("compiled", compiled)):
+        if t is not None and t.iqr_s > t.median_s:
+            return (f"the {name} timing's spread ({t.iqr_s * 1e6:.1f} µs) exceeds its median "
+                    f"({t.median_s * 1e6:.1f} µs); rerun on a quiet machine or with a longer "
+                    "--max-run-time")
+    return None

@@ -103,6 +103,8 @@ def scan_loaded(loaded: LoadedTarget, options: ScanOptions = ScanOptions(), *,
         inspector = timing_inspector(timing, call) if graphs and timing else None
         if graphs and inspector is None:
             _kernels(result, graphs, call, progress)
+        elif options.kernels and not result.graphs and result.compile_error is None:
+            apply_kernels(result, [])  # no graph, no Inductor kernel: 0 is a measurement
         if shape_sets:
             _recompiles(result, call, shape_sets, options, progress)
         if timing:

@@ -42,6 +42,12 @@ def to_github(runs: list[ModelRun]) -> str:
                                    f"{brk.code}\nfix: {brk.suggestion}")
             lines.append(f"::{level} file={_escape_property(repo_path(brk.file))},"
                          f"line={brk.line},title={title}::{message}")
+        for finding in run.result.kernel_findings:  # --kernels: at the user's line
+            if finding.file and finding.line:
+                title = _escape_property(f"{finding.rule} kernel: {finding.category}")
+                lines.append(f"::{level} file={_escape_property(repo_path(finding.file))},"
+                             f"line={finding.line},title={title}::"
+                             + _escape_data(f"{finding.message} (graph {finding.graph})"))
         for check in (gate.failed() if gate else []):
             if check.name == "compiles":
                 continue  # annotated above, at its line

@@ -10,6 +10,7 @@ from .. import __version__
 from ..analysis.categories import CATEGORIES
 from ..result import ModelRun
 from ..frames import repo_path
+from ..kernel_rules import KERNEL_RULES
 from .paths import recompile_location
 from .wording import recompile_reasons
 
@@ -22,10 +23,14 @@ def _uri(path: str) -> str:
 
 
 def _rules() -> list[dict[str, Any]]:
-    """One rule per break category, then the recompile rule (always last)."""
+    """One rule per break category, one per kernel rule, then the recompile rule (always
+    last)."""
     rules = [{"id": name, "name": name, "shortDescription": {"text": cat.title},
               "help": {"text": cat.suggestion}, "defaultConfiguration": {"level": "warning"}}
              for name, cat in CATEGORIES.items()]
+    rules += [{"id": rule.id, "name": rule.name, "shortDescription": {"text": rule.title},
+               "help": {"text": rule.suggestion}, "defaultConfiguration": {"level": "warning"}}
+              for rule in KERNEL_RULES]
     rules.append({"id": "recompile", "name": "recompile",
                   "shortDescription": {"text": "Recompile over the input sets"},
                   "help": {"text": "A guard failed and Dynamo compiled the frame again; see the "
@@ -40,7 +45,8 @@ def _locations(uri: str, line: int) -> list[dict[str, Any]]:
 
 
 def _run_results(run: ModelRun, recompile_index: int) -> list[dict[str, Any]]:
-    """One run's results: its compile error, each root-cause break, each recompile."""
+    """One run's results: its compile error, each root-cause break, each kernel finding, each
+    recompile."""
     results: list[dict[str, Any]] = []
     failed = run.result.gate is not None and not run.result.gate.passed
     error = run.result.compile_error
@@ -62,6 +68,16 @@ def _run_results(run: ModelRun, recompile_index: int) -> list[dict[str, Any]]:
             "locations": _locations(_uri(brk.file), brk.line),
             "properties": {"owner": brk.owner, "gb_id": brk.gb_id, "target": run.target},
         })
+    kernel_index = {rule.id: len(CATEGORIES) + i for i, rule in enumerate(KERNEL_RULES)}
+    for finding in run.result.kernel_findings:  # --kernels
+        found = {"ruleId": finding.rule, "level": "warning",
+                 "message": {"text": f"{finding.message} (graph {finding.graph} of "
+                                     f"{run.target})"}}
+        if finding.rule in kernel_index:
+            found["ruleIndex"] = kernel_index[finding.rule]
+        if finding.file and finding.line:
+            found["locations"] = _locations(_uri(finding.file), finding.line)
+        results.append(found)
     recompiles = run.result.recompiles.recompiles if run.result.recompiles else []
     recompile_failed = failed and any(c.name == "max_recompiles"
                                       for c in run.result.gate.failed())
@@ -91,7 +107,6 @@ def to_sarif(runs: list[ModelRun]) -> str:
             results += _run_results(run, len(rules) - 1)
     doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
         "tool": {"driver": {"name": "breakscan", "version": __version__,
-                            "informationUri": "https://pypi.org/project/breakscan/",
                             "rules": rules}},
         "results": results}]}
     return json.dumps(doc, indent=2) + "\n"

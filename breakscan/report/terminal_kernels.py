@@ -4,6 +4,8 @@ kernel rules (BS2xx) found, each with its advice."""
 
 from __future__ import annotations
 
+import os
+
 from rich.console import Console
 from rich.padding import Padding
 from rich.text import Text
@@ -20,7 +22,19 @@ MAX_LINES = 3  # user lines shown per kernel
 
 
 def _lines(locations: list[str]) -> str:
-    shown = [display_path(loc) for loc in locations[:MAX_LINES]]
+    """``model.py:44, 46, 47``: the line numbers are what a narrow table must keep, so each file
+    is named once by its file name (its path where two files share a name; the findings below
+    and the JSON give full paths)."""
+    by_file: dict[str, list[str]] = {}
+    for loc in locations[:MAX_LINES]:
+        file, _, line = loc.rpartition(":")
+        if file and line.isdigit():
+            by_file.setdefault(file, []).append(line)
+        else:
+            by_file.setdefault(loc, [])
+    names = [os.path.basename(f) for f in by_file]
+    shown = [f"{os.path.basename(f) if names.count(os.path.basename(f)) == 1 else display_path(f)}"
+             + (f":{', '.join(lines)}" if lines else "") for f, lines in by_file.items()]
     more = len(locations) - MAX_LINES
     return ", ".join(shown) + (f" (+{more})" if more > 0 else "")
 

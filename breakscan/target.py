@@ -205,17 +205,23 @@ def check_loadable(spec: TargetSpec) -> None:
     if path.name == "__init__.py" and ((path.parent / spec.name).is_dir()
                                        or (path.parent / f"{spec.name}.py").is_file()):
         return  # a submodule: an attribute of the package once something imports it
+    # the classes and functions at its top level, as the scan's hint
+    raise missing_name_error(spec, read[1], "no class or function")
+
+
+def missing_name_error(spec: TargetSpec, known: list[str], nothing: str) -> UsageError:
+    """``model.py has no 'Nte'; did you mean Net?`` (else what it defines, else ``nothing``):
+    the same words before a scan process starts and inside it."""
     import difflib
 
-    defined = read[1]  # the classes and functions at its top level, as the scan's hint
-    close = difflib.get_close_matches(spec.name, defined, n=3)
+    close = difflib.get_close_matches(spec.name, known, n=3)
     if close:
         hint = f"; did you mean {', '.join(close)}?"
-    elif defined:
-        hint = f"; it defines {', '.join(defined[:8])}{' …' if len(defined) > 8 else ''}"
+    elif known:
+        hint = f"; it defines {', '.join(known[:8])}{' …' if len(known) > 8 else ''}"
     else:
-        hint = "; it defines no class or function"
-    raise UsageError(f"{spec.source} has no {spec.name!r}{hint}")
+        hint = f"; it defines {nothing}"
+    return UsageError(f"{spec.source} has no {spec.name!r}{hint}")
 
 
 def _module_origin(source: str) -> Path | None:

@@ -8,11 +8,9 @@ folders: bytecode caching is off while their files are imported.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import importlib
 import importlib.util
 import inspect
-import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -24,7 +22,8 @@ from torch import nn
 
 from ..errors import (ModelError, UsageError, as_model_error, describe, memory_limit_note,
                      out_of_memory, user_frame_hint)
-from ..target import TargetSpec, check_source_file, parse_init_args, parse_inputs, parse_target
+from ..target import (TargetSpec, check_source_file, missing_name_error, no_module_error,
+                      parse_init_args, parse_inputs, parse_target)
 from ..sources import SourceTree, source_tree
 from .inputs import check_arity, embedding_bound, make_tensor, to_device
 
@@ -118,10 +117,7 @@ def import_source(source: str, is_file: bool, what: str = "target",
             return importlib.import_module(name)
         except ModuleNotFoundError as exc:
             if not is_file and exc.name and source.startswith(exc.name):
-                raise UsageError(
-                    f"no module named {source!r} importable from {os.getcwd()}: run breakscan "
-                    "from the folder that holds it (or add that folder to PYTHONPATH), or pass "
-                    "its file instead, e.g. path/to/model.py:NAME") from None
+                raise no_module_error(source) from None
             raise ModelError(f"importing {source} failed: {describe(exc)}"
                              f"{user_frame_hint(exc)}") from exc
         except Exception as exc:  # the module's own code raised
@@ -172,15 +168,8 @@ def build_model(module: Any, spec: TargetSpec, init_args: dict[str, Any]) -> nn.
     """Instantiate NAME: a Module subclass, a zero-argument factory, or a built instance."""
     where = spec.source
     if not hasattr(module, spec.name):
-        known = _candidates(module)
-        close = difflib.get_close_matches(spec.name, known, n=3)
-        if close:
-            hint = f"; did you mean {', '.join(close)}?"
-        elif known:
-            hint = f"; it defines {', '.join(known[:8])}{' …' if len(known) > 8 else ''}"
-        else:
-            hint = "; it defines no nn.Module class, factory or instance"
-        raise UsageError(f"{where} has no {spec.name!r}{hint}")
+        raise missing_name_error(spec, _candidates(module),
+                                 "no nn.Module class, factory or instance")
     obj = getattr(module, spec.name)
     if isinstance(obj, nn.Module):
         if init_args:

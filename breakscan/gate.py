@@ -35,10 +35,30 @@ def _where(brk: RootBreak) -> str:
     return f"{brk.category} at {display_path(brk.file)}:{brk.line} `{brk.code}`{when}"
 
 
+def _kernels_inspected(result: ScanResult) -> bool:
+    """Whether ``--kernels`` looked at every graph: a model with no graph counts (no Inductor
+    kernel runs, 0 launched per call is a measurement)."""
+    if not result.graphs:
+        return result.summary.kernels_per_call is not None
+    return all(g.inductor is not None for g in result.graphs)
+
+
+def _kernels_unmeasured(result: ScanResult) -> str:
+    """Why no kernel count: ``--kernels`` was not given, or what stopped it."""
+    if result.compile_error is not None:
+        return "not measured: torch.compile fails on the model"
+    if not _kernels_inspected(result):
+        return "not measured (run with --kernels)"
+    failed = [g.index + 1 for g in result.graphs if g.inductor and g.inductor.error]
+    if failed:
+        return f"not measured: Inductor failed on graph {', '.join(map(str, failed))}"
+    return "not measured: the run-time graph counts are missing (see the report's notes)"
+
+
 def _kernel_check(result: ScanResult, category: str) -> Check:
     """``--fail-on fallback`` (or another kernel rule's category): its findings fail the gate;
     graphs Inductor was not asked about fail it too (nothing was checked)."""
-    measured = bool(result.graphs) and all(g.inductor is not None for g in result.graphs)
+    measured = _kernels_inspected(result)
     hits = [f for f in result.kernel_findings if f.category == category]
     detail = "; ".join(f"{f.message} at {f.file}:{f.line}" for f in hits)
     return Check(name=f"fail_on:{category}", limit=0, actual=len(hits) if measured else -1,
@@ -86,7 +106,7 @@ def evaluate(result: ScanResult, config: GateOptions) -> GateResult:
             actual=(int(launched) if launched == int(launched) else launched)
             if launched is not None else -1,
             passed=launched is not None and launched <= config.max_kernels,
-            detail="" if launched is not None else "not measured (run with --kernels)"))
+            detail="" if launched is not None else _kernels_unmeasured(result)))
     kernel_categories = {r.category for r in KERNEL_RULES}
     for category in config.fail_on:
         if category in kernel_categories:

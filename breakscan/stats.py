@@ -1,4 +1,5 @@
-"""Statistics for before/after timings: medians with bootstrap intervals, and a verdict.
+"""Statistics for before/after timings: medians with bootstrap intervals, a verdict, and when
+a ratio of two timings is no measurement at all.
 
 Before and after are timed in one process, interleaved in blocks (``interleaved.time_interleaved``);
 each block gives one seconds-per-call sample of each. The blocks are paired (taken side by side,
@@ -8,15 +9,17 @@ Pure Python and seeded: the same samples always give the same interval.
 
 from __future__ import annotations
 
+import math
 import random
 import statistics
 
-from .verdicts import Interval
+from .verdicts import ABTiming, Interval, Timing
 
 CONFIDENCE = 0.95
 RESAMPLES = 2000
 
 FASTER, SLOWER, SAME = "faster", "slower", "no measurable difference"
+UNMEASURED = "not measured"  # a side's spread exceeds its median: no ratio says anything
 
 
 def _percentiles(values: list[float], confidence: float) -> tuple[float, float]:
@@ -76,3 +79,47 @@ def spread(samples: list[float]) -> float:
     q1, _, q3 = statistics.quantiles(samples, n=4)
     median = statistics.median(samples)
     return (q3 - q1) / median if median else 0.0
+
+
+def relative_iqr(timing: Timing) -> float:
+    """A timing's interquartile range over its median (inf for a median of 0 or NaN)."""
+    return timing.iqr_s / timing.median_s if timing.median_s > 0 else math.inf
+
+
+def unmeasured(spreads: dict[str, float]) -> str | None:
+    """Why a ratio of these timings is no measurement, or None. ``spreads``: each side's IQR over
+    its median. A side whose spread exceeds its median was timed through so much noise that
+    any ratio of medians is chance (a 3.70x whose compiled IQR was nine times its median reran
+    as 1.05x)."""
+    for name, value in spreads.items():
+        if not value <= 1.0:  # NaN too
+            times = f"{value:.1f}×" if math.isfinite(value) else "more than"
+            return (f"the {name} timing's spread (IQR) is {times} its median; rerun on a quiet "
+                    "machine or with a longer --max-run-time")
+    return None
+
+
+def ratio(eager: Timing | None, other: Timing | None,
+          name: str = "compiled") -> tuple[float | None, str | None]:
+    """(eager median / ``other``'s median, None), or (None, why it is no measurement); (None,
+    None) when a side was not timed. The one rule for every speedup over eager."""
+    if eager is None or other is None:
+        return None, None
+    why = unmeasured({"eager": relative_iqr(eager), name: relative_iqr(other)})
+    if why is not None:
+        return None, why
+    return eager.median_s / other.median_s, None
+
+
+def ab_timing(before: list[float], after: list[float], *, calls_per_block: int, threads: int,
+              backend: str, noise: float) -> ABTiming:
+    """The same-process A/B from its paired blocks (seconds per call): both medians, and the
+    speedup with its interval and verdict, unless a side's blocks spread more than their median
+    (verdict ``not measured``, no speedup). ``noise``: the spread above which a side is noisy."""
+    spreads = {"original": spread(before), "fixed": spread(after)}
+    why = unmeasured(spreads)
+    speedup = speedup_interval(before, after) if why is None else None
+    return ABTiming(original=median_interval(before), fixed=median_interval(after),
+                    speedup=speedup, verdict=UNMEASURED if speedup is None else verdict(speedup),
+                    blocks=len(before), calls_per_block=calls_per_block, threads=threads,
+                    backend=backend, noisy=max(spreads.values()) > noise, unmeasured=why)

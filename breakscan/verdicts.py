@@ -88,13 +88,24 @@ class ABTiming:
 
     original: Interval  # seconds per call: median over blocks, 95 % interval
     fixed: Interval
-    speedup: Interval  # original / fixed (> 1: the fix is faster)
-    verdict: str  # faster | slower | no measurable difference (the interval straddles 1)
+    # original / fixed (> 1: the fix is faster); None when a side's block times spread more
+    # than their median: no ratio is measured then (``unmeasured`` says why)
+    speedup: Interval | None
+    # faster | slower | no measurable difference (the interval straddles 1) | not measured
+    verdict: str
     blocks: int  # block pairs timed
     calls_per_block: int
     threads: int
     backend: str
     noisy: bool = False  # a variant's block times spread more than 10 % of their median
+    unmeasured: str | None = None  # why there is no speedup (verdict "not measured")
+
+    def said(self) -> str:
+        """The verdict in a few words: 'faster (6.75×)', 'not measured: the fixed timing's
+        spread (IQR) is 1.4× its median; …'."""
+        if self.speedup is None:
+            return f"{self.verdict}: {self.unmeasured}"
+        return f"{self.verdict} ({self.speedup.value:.2f}×)"
 
 
 @dataclass

@@ -60,7 +60,7 @@ def _break_count_gap(summary: Summary, explain: ExplainCounts, breaks: list[Root
         if b.frame_skipped:
             skipped = {(f.name, f.file) for f in frames if f.skipped and
                        (f.fail_file, f.fail_line) == (b.file, b.line)} or {(b.function, b.file)}
-            what = ", ".join(sorted(skipped_code(name, file) for name, file in skipped))
+            what = ", ".join(sorted({skipped_code(name, file) for name, file in skipped}))
             why.append(f"{loc} made Dynamo skip {what} (it ran eagerly), so explain sees no "
                        "graph for it")
         elif b.explain_reasons == 0:

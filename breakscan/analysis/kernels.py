@@ -236,7 +236,8 @@ def region_kernels(result: ScanResult, graph_calls: list[dict[int, int]]) -> Non
             sum(kernels[index] * n for index, n in counts.items()) / region.calls, 3)
         worst.append(region.kernels_per_call)
     complete = len(worst) == sum(bool(r.calls) for r in result.program.regions)
-    result.summary.kernels_per_call = max(worst) if worst and complete else None
+    # No region called: nothing compiled ran, 0 kernels is a measurement.
+    result.summary.kernels_per_call = max(worst, default=0.0) if complete else None
 
 
 def kernel_findings(result: ScanResult) -> list[KernelFinding]:

@@ -3,7 +3,8 @@ original and fixed model (``--fix``), or ``breakscan compare``'s A and B.
 
 Both are compiled here and timed in alternating blocks with the same inputs and thread count,
 the order within a pair alternating so a drift of the machine falls on both; the speedup comes
-with its bootstrap interval and verdict (``stats``).
+with its bootstrap interval and verdict, or none when a side's blocks spread more than their
+median (``stats.ab_timing``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import torch
 from ..dynamo.backend import compile_model, own_backend
 from ..dynamo.session import dynamo_session
 from ..errors import describe
-from ..stats import median_interval, speedup_interval, spread, verdict
+from ..stats import ab_timing
 from ..verdicts import ABTiming, Correctness
 from .call import synchronize
 from .measure import NOISE, WARMUP_CALLS, OnProgress, short_error
@@ -174,9 +175,5 @@ def time_interleaved(original: Variant, fixed: Variant, *, device: torch.device,
             before, after, number = _alternate(block, max_run_time, on_progress)
     finally:
         torch.set_num_threads(previous_threads)
-    speedup = speedup_interval(before, after)
-    return ABTiming(original=median_interval(before), fixed=median_interval(after),
-                    speedup=speedup, verdict=verdict(speedup),
-                    blocks=len(before), calls_per_block=number, threads=threads,
-                    backend=backend,
-                    noisy=spread(before) > NOISE or spread(after) > NOISE), correctness, None
+    return ab_timing(before, after, calls_per_block=number, threads=threads, backend=backend,
+                     noise=NOISE), correctness, None

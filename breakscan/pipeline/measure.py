@@ -4,14 +4,15 @@ Each variant is timed with ``torch.utils.benchmark.Timer.adaptive_autorange`` (w
 the IQR is within 10% of the median or the time budget is spent, accelerator synchronised) at a
 fixed thread count, which is reported. The first compiled call is timed separately as the compile
 time. Compiled outputs are checked against eager with ``torch.testing.assert_close``; a mismatch
-is reported, never hidden. ``torch.profiler`` on the compiled model gives the share of each call
-spent outside compiled graphs (``outside``): the Python between graphs that the breaks force.
+is reported, never hidden. A speedup is eager / compiled only when neither timing's spread
+exceeds its median (``stats.ratio``); else it is null and a note says why. ``torch.profiler``
+on the compiled model gives the share of each call spent outside compiled graphs
+(``outside``): the Python between graphs that the breaks force.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from ..dynamo.session import bytecode_hook, dynamo_session, read_metrics
 from ..errors import describe, running_model
 from ..options import TimingOptions
 from ..records import CodeEvent
+from ..stats import ratio
 from ..verdicts import Timing, TimingReport
 from .call import ModelCall, synchronize
 from .outside import OutsideGraphs, outside_graphs
@@ -189,7 +191,7 @@ def _time_compiled(timed: _Timed, frame_costs: FrameCosts | None) -> None:
                 report.correctness = compare_outputs(expected, actual)
                 with running_model(f"timing the compiled model ({timed.timing.backend})"):
                     report.compiled = timed.time(compiled)
-                report.speedup = report.eager.median_s / report.compiled.median_s
+                report.speedup = ratio(report.eager, report.compiled)[0]
                 with running_model("profiling the compiled model"):
                     outside = outside_graphs(timed.bind(compiled), call.device,
                                              timed.timing.backend)
@@ -254,21 +256,17 @@ def measure(call: ModelCall, timing: TimingOptions, *,
     finally:
         torch.set_num_threads(previous_threads)
         report.load_average = _load_average()
-    if report.compiled and not math.isfinite(report.speedup or math.nan):
-        report.speedup = None
-    spread = unmeasured_speedup(report.eager, report.compiled)
-    if report.speedup is not None and spread:
-        report.speedup = None
-        report.notes.append(f"speedup not measured: {spread}")
+    _ratios(report)
     return report
 
 
-def unmeasured_speedup(eager: Timing | None, compiled: Timing | None) -> str | None:
-    """Why eager / compiled is no speedup: a timing whose spread (IQR) exceeds its median says
-    nothing about the ratio (a 3.70x with a spread nine times the median reran as 1.05x)."""
-    for name, t in (("eager", eager), ("compiled", compiled)):
-        if t is not None and t.iqr_s > t.median_s:
-            return (f"the {name} timing's spread ({t.iqr_s * 1e6:.1f} µs) exceeds its median "
-                    f"({t.median_s * 1e6:.1f} µs); rerun on a quiet machine or with a longer "
-                    "--max-run-time")
-    return None
+def _ratios(report: TimingReport) -> None:
+    """The speedups over eager by the one rule (``stats.ratio``): a side whose spread exceeds
+    its median gives no speedup, and a note says why (the reports' fullgraph=True ratio follows
+    the same rule)."""
+    report.speedup, why = ratio(report.eager, report.compiled)
+    if why is not None:
+        report.notes.append(f"speedup not measured: {why}")
+    _, why = ratio(report.eager, report.fullgraph, "fullgraph=True")
+    if why is not None:
+        report.notes.append(f"fullgraph=True speedup not measured: {why}")

@@ -21,6 +21,7 @@ from pygments.token import STANDARD_TYPES
 
 from ..analysis.categories import REGISTRY_URL
 from ..result import Comparison, ModelRun, ScanResult
+from ..stats import ratio
 from ..verdicts import Fix
 from ..rules import finding_status, rule_for
 from ..frames import display_path, is_user_file, source_allowed, split_location
@@ -283,8 +284,7 @@ def _section(run: ModelRun, k: int) -> dict[str, Any]:
         "compile_error_advice": COMPILE_ERROR_ADVICE,
         "stopped_at": result.stopped_at or run.stage,
         "stop_error": result.error or view["error"],
-        "fullgraph_speedup": (t.eager.median_s / t.fullgraph.median_s
-                              if t and t.eager and t.fullgraph and t.fullgraph.median_s else None),
+        "fullgraph_speedup": ratio(t.eager, t.fullgraph, "fullgraph=True")[0] if t else None,
     })
     return view
 

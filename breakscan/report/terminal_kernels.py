@@ -21,22 +21,44 @@ from .wording import kernels_line, plural
 MAX_LINES = 3  # user lines shown per kernel
 
 
-def _lines(locations: list[str]) -> str:
-    """``model.py:44, 46, 47``: the line numbers are what a narrow table must keep, so each file
-    is named once by its file name (its path where two files share a name; the findings below
-    and the JSON give full paths)."""
+def _tails(files: list[str]) -> dict[str, str]:
+    """Each file by the shortest end of its path no other file here ends with: ``model.py``, or
+    ``…/a/model.py`` beside ``…/b/model.py`` (a narrow column keeps the name, cut from the
+    left; the findings below and the JSON give full paths)."""
+    parts = {f: display_path(f).split(os.sep) for f in dict.fromkeys(files)}
+    tails = {}
+    for file, mine in parts.items():
+        for k in range(1, len(mine) + 1):
+            if not any(other[-k:] == mine[-k:] for f, other in parts.items() if f != file):
+                break
+        tails[file] = os.sep.join(mine[-k:]) if k == 1 or k == len(mine) else \
+            "…" + os.sep + os.sep.join(mine[-k:])
+    return tails
+
+
+def _grouped(locations: list[str]) -> dict[str, list[str]]:
+    """``file:line`` strings as {file: [lines]}, in order (a location without a line: no
+    lines)."""
     by_file: dict[str, list[str]] = {}
-    for loc in locations[:MAX_LINES]:
+    for loc in locations:
         file, _, line = loc.rpartition(":")
         if file and line.isdigit():
             by_file.setdefault(file, []).append(line)
         else:
             by_file.setdefault(loc, [])
-    names = [os.path.basename(f) for f in by_file]
-    shown = [f"{os.path.basename(f) if names.count(os.path.basename(f)) == 1 else display_path(f)}"
-             + (f":{', '.join(lines)}" if lines else "") for f, lines in by_file.items()]
+    return by_file
+
+
+def _lines(locations: list[str], tails: dict[str, str] | None = None, sep: str = ", ") -> str:
+    """``model.py:44, 46, 47 (+2)``: each file named once, by its :func:`_tails` (``tails``:
+    computed over a whole table, so one name means one file everywhere in it); ``sep`` between
+    the files."""
+    by_file = _grouped(locations[:MAX_LINES])
+    tails = tails or _tails(list(by_file))
+    shown = [tails.get(f, f) + (f":{', '.join(lines)}" if lines else "")
+             for f, lines in by_file.items()]
     more = len(locations) - MAX_LINES
-    return ", ".join(shown) + (f" (+{more})" if more > 0 else "")
+    return sep.join(shown) + (f" (+{more})" if more > 0 else "")
 
 
 def _short(op: str) -> str:
@@ -47,13 +69,20 @@ def _short(op: str) -> str:
     return parts[-1]
 
 
-def _table(graph: GraphKernels) -> LiteralTable:
-    table = LiteralTable("kernel", "kind", "ops", "your lines", box=None, padding=(0, 1))
-    for kernel in graph.kernels:
+def _table(graph: GraphKernels, tails: dict[str, str], width: int) -> LiteralTable:
+    """The kernels, with the user's lines: the column a narrow terminal must not cut. It is
+    never narrower than its widest ``name.py:line,`` (a file a line, wrapped between line
+    numbers; at most a third of ``width`` beyond that): the kernel names and ops give way."""
+    cells = [_lines(kernel.lines, tails, sep="\n") for kernel in graph.kernels]
+    words = max((len(word) for cell in cells for word in cell.split()), default=0)
+    lines = max((len(line) for cell in cells for line in cell.splitlines()), default=0)
+    table = LiteralTable("kernel", "kind", "ops", box=None, padding=(0, 1))
+    table.add_column("your lines", width=max(len("your lines"), min(lines, max(words, width // 3))))
+    for kernel, cell in zip(graph.kernels, cells):
         kind = kernel.kind if kernel.op is None else \
             f"{kernel.kind} {_short(kernel.op)}"
         ops = ", ".join(dict.fromkeys(_short(op) for op in kernel.aten_ops))
-        table.add_row(kernel.name, kind, ops, _lines(kernel.lines))
+        table.add_row(kernel.name, kind, ops, cell)
     return table
 
 
@@ -64,10 +93,17 @@ def _graph(info: GraphInfo, console: Console) -> None:
     if found.error is not None:
         console.print(Text(f"    Inductor failed on this graph: {found.error}", style="red"))
         return
-    console.print(Padding(_table(found), (0, 0, 0, 4)))
-    for stop in actionable_stops(found):
-        console.print(Text(f"    fusion stopped at a {stop.kind}: {_lines(stop.first_lines)} ↛ "
-                           f"{_lines(stop.second_lines)} ({stop.reason})", style="yellow"))
+    stops = actionable_stops(found)
+    tails = _tails([file for loc in [*(line for k in found.kernels for line in k.lines),
+                                     *(line for s in stops for line in s.first_lines),
+                                     *(line for s in stops for line in s.second_lines)]
+                    for file in _grouped([loc])])
+    console.print(Padding(_table(found, tails, console.width), (0, 0, 0, 4)))
+    for stop in stops:
+        console.print(Text(f"    fusion stopped at a {stop.kind}: "
+                           f"{_lines(stop.first_lines, tails)} ↛ "
+                           f"{_lines(stop.second_lines, tails)} ({stop.reason})",
+                           style="yellow"))
 
 
 def print_kernels(result: ScanResult, console: Console) -> None:

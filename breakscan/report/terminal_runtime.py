@@ -9,6 +9,7 @@ from rich.text import Text
 
 from ..frames import display_path
 from ..result import ScanResult
+from ..stats import ratio
 from .literal import LiteralTable
 from .wording import ms, noise_note
 
@@ -91,12 +92,12 @@ def _timings_table(result: ScanResult) -> LiteralTable:
         table.add_column(column, justify="right" if column else "left")
     rows = [("eager", t.eager, None, 1.0), ("torch.compile", t.compiled, t.compile_s, t.speedup),
             ("fullgraph=True", t.fullgraph, t.fullgraph_compile_s,
-             t.eager.median_s / t.fullgraph.median_s if t.eager and t.fullgraph else None)]
+             ratio(t.eager, t.fullgraph, "fullgraph=True")[0])]
     for name, timing, compile_s, speedup in rows:
         if timing is None:
             continue
         spread = f"± {ms(timing.iqr_s)}" + (" noisy" if timing.noisy else "")
         table.add_row(name, ms(timing.median_s), spread, str(timing.runs),
                       ms(compile_s) if compile_s is not None else "-",
-                      f"{speedup:.2f}x" if speedup else "-")
+                      f"{speedup:.2f}x" if speedup is not None else "not measured")
     return table

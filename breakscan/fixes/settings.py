@@ -11,8 +11,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# A Dynamo setting named in a break's hints, e.g. "Set torch._dynamo.config.allow_rnn=True".
-_HINTED_SETTING = re.compile(r"torch\._dynamo\.config\.(?P<name>\w+)\s*=\s*(?P<value>True|False|\d+)")
+# A Dynamo setting named in a break's hints, in any of Dynamo's wordings: "Set
+# torch._dynamo.config.allow_rnn=True", "Change `torch._dynamo.config.trace_autograd_ops` to
+# `True`" (read from hints only: a break's title and explanation show the value in force).
+_HINTED_SETTING = re.compile(r"torch\._dynamo\.config\.(?P<name>\w+)`?(?:\s*=\s*|\s+to\s+)`?"
+                             r"(?P<value>True|False|\d+)\b")
+# Decorators that are Dynamo settings for the function they wrap ("Apply
+# `@torch._dynamo.dont_skip_tracing` to the function `manual_seed`"): tried as the setting.
+_HINTED_DECORATORS = {"dont_skip_tracing": ("dont_skip_tracing", True)}
+_HINTED_DECORATOR = re.compile(r"@torch\._dynamo\.(?P<name>\w+)")
 
 
 # "adding it to `torch._dynamo.config.reorderable_logging_functions`" (a set of functions).
@@ -30,12 +37,16 @@ def hinted_settings(brk: Any) -> list[tuple[str, Any]]:
     that function added (``{"functions": ["_warnings.warn"]}``, resolved in the child)."""
     found: list[tuple[str, Any]] = []
     texts = list(brk.hints) + [brk.explanation]
-    for text in texts:
+    for text in brk.hints:
         for m in _HINTED_SETTING.finditer(text or ""):
             raw = m.group("value")
             value: Any = raw == "True" if raw in ("True", "False") else int(raw)
             if (m.group("name"), value) not in found:
                 found.append((m.group("name"), value))
+        for m in _HINTED_DECORATOR.finditer(text or ""):
+            setting = _HINTED_DECORATORS.get(m.group("name"))
+            if setting is not None and setting not in found:
+                found.append(setting)
     if any(_HINTED_SET.search(t or "") for t in texts):
         # The explanation names the function this break calls; a hint's may be an example.
         names = [m.group("fn") for t in [brk.explanation, *brk.hints]

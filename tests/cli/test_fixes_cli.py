@@ -158,6 +158,22 @@ def _line(text: str, file=RC) -> int:
     return locate(text, file)[1]
 
 
+def test_a_setting_a_hint_names_in_other_words_is_tried_and_verified():
+    # "Change `torch._dynamo.config.trace_autograd_ops` to `True`"; the break's title shows the
+    # value in force (`trace_autograd_ops=False`), which is never tried
+    proc = run_cli(f"{RC}:GradPenalty", "-s", "4,16", "--train", "--fix", *FAST, "-f", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    (brk,) = doc["breaks"]
+    grad = _line("(g,) = torch.autograd.grad(y, self.fc.weight, create_graph=True)")
+    assert (brk["gb_id"], brk["line"]) == ("GB9186", grad)
+    settings = [f["setting"] for f in doc["fixes"] if f["kind"] == "setting"]
+    assert settings == ["torch._dynamo.config.trace_autograd_ops = True"]
+    (fix,) = doc["fixes"]
+    assert fix["status"] in GAINED and fix["outputs_match"], fix["reason"]
+    assert (fix["before"]["graph_count"], fix["after"]["graph_count"]) == (2, 1)
+
+
 def test_a_setting_named_by_dynamos_hint_is_tried_and_verified():
     proc = run_cli(f"{RC}:LSTMTagger", "-s", "2,5,16", "--fix", *FAST, "-f", "json")
     assert proc.returncode == 0, proc.stderr

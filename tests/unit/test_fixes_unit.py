@@ -119,3 +119,21 @@ def test_a_fix_is_judged_against_the_unfixed_models_own_drift():
     assert not within_drift(fixed(None), baseline)
     assert within_drift(Correctness(True, 0.0, 0.0, scaled_error=0.0), None)
     assert not within_drift(fixed(1e-3), None)
+
+
+def test_hinted_settings_are_read_in_any_wording_and_from_hints_only():
+    from types import SimpleNamespace
+
+    from breakscan.fixes.settings import hinted_settings
+
+    grad = SimpleNamespace(  # GB9186's text in torch 2.13
+        hints=["Change `torch._dynamo.config.trace_autograd_ops` to `True`."],
+        explanation="Attempted to call `torch.autograd.grad` with config "
+                    "`torch._dynamo.config.trace_autograd_ops=False`")
+    assert hinted_settings(grad) == [("trace_autograd_ops", True)]
+    seed = SimpleNamespace(explanation="", hints=[  # GB0007 on torch.manual_seed
+        "Apply `@torch._dynamo.dont_skip_tracing` to the function `manual_seed` to force "
+        "tracing into the function."])
+    assert hinted_settings(seed) == [("dont_skip_tracing", True)]
+    rnn = SimpleNamespace(explanation="", hints=["Set torch._dynamo.config.allow_rnn=True"])
+    assert hinted_settings(rnn) == [("allow_rnn", True)]

@@ -20,6 +20,7 @@ RESAMPLES = 2000
 
 FASTER, SLOWER, SAME = "faster", "slower", "no measurable difference"
 UNMEASURED = "not measured"  # a side's spread exceeds its median: no ratio says anything
+RERUN = "rerun on a quiet machine or with a longer --max-run-time"  # what to do about it
 
 
 def _percentiles(values: list[float], confidence: float) -> tuple[float, float]:
@@ -94,8 +95,7 @@ def unmeasured(spreads: dict[str, float]) -> str | None:
     for name, value in spreads.items():
         if not value <= 1.0:  # NaN too
             times = f"{value:.1f}×" if math.isfinite(value) else "more than"
-            return (f"the {name} timing's spread (IQR) is {times} its median; rerun on a quiet "
-                    "machine or with a longer --max-run-time")
+            return f"the {name} timing's spread (IQR) is {times} its median"
     return None
 
 

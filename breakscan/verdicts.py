@@ -101,10 +101,10 @@ class ABTiming:
     unmeasured: str | None = None  # why there is no speedup (verdict "not measured")
 
     def said(self) -> str:
-        """The verdict in a few words: 'faster (6.75×)', 'not measured: the fixed timing's
-        spread (IQR) is 1.4× its median; …'."""
+        """The verdict in a few words: 'faster (6.75×)', 'not measured (the fixed timing's
+        spread (IQR) is 1.8× its median)'."""
         if self.speedup is None:
-            return f"{self.verdict}: {self.unmeasured}"
+            return f"{self.verdict} ({self.unmeasured})"
         return f"{self.verdict} ({self.speedup.value:.2f}×)"
 
 

@@ -98,7 +98,7 @@ def _reason(status: str, found: Change, before: FixMetrics, after: FixMetrics,
     numbers = numbers_text(before, after)
     timed = ""
     if fixed.ab is not None:
-        timed = f"; same-process timing: {fixed.ab.verdict} ({fixed.ab.speedup.value:.2f}×)"
+        timed = f"; same-process timing: {fixed.ab.said()}"
     if status == "breaks compilation":
         return f"breaks compilation: torch.compile fails with it: {failed}"
     if status == "changes outputs":
@@ -110,7 +110,7 @@ def _reason(status: str, found: Change, before: FixMetrics, after: FixMetrics,
         return f"{change_text(found)}, but its timing against the original did not run"
     if found.fewer_findings and not found.better and not found.worse:
         timing = "not timed" if fixed.ab is None else \
-            f"{fixed.ab.verdict} in the same-process timing ({fixed.ab.speedup.value:.2f}×)"
+            f"{fixed.ab.said()} in the same-process timing"
         return (f"removes {before.kernel_findings - after.kernel_findings} kernel finding(s), "
                 f"but {timing}: no gain")
     if status == "no effect":

@@ -28,7 +28,7 @@ from ..dynamo.session import bytecode_hook, dynamo_session, read_metrics
 from ..errors import describe, running_model
 from ..options import TimingOptions
 from ..records import CodeEvent
-from ..stats import ratio
+from ..stats import RERUN, ratio
 from ..verdicts import Timing, TimingReport
 from .call import ModelCall, synchronize
 from .outside import OutsideGraphs, outside_graphs
@@ -266,7 +266,7 @@ def _ratios(report: TimingReport) -> None:
     the same rule)."""
     report.speedup, why = ratio(report.eager, report.compiled)
     if why is not None:
-        report.notes.append(f"speedup not measured: {why}")
+        report.notes.append(f"speedup not measured: {why}; {RERUN}")
     _, why = ratio(report.eager, report.fullgraph, "fullgraph=True")
     if why is not None:
-        report.notes.append(f"fullgraph=True speedup not measured: {why}")
+        report.notes.append(f"fullgraph=True speedup not measured: {why}; {RERUN}")

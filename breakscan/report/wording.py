@@ -14,6 +14,7 @@ from ..frames import Frame
 from ..records import Recompile, RootBreak
 from ..result import Comparison, ScanResult
 from ..result import whole as count
+from ..stats import RERUN
 from ..verdicts import Check, Fix, GateResult, Timing
 
 COMPILE_ERROR_ADVICE = (
@@ -207,7 +208,9 @@ def ab_line(ab: Any) -> str:
         return f"{ms(iv.value)} [{ms(iv.low)}–{ms(iv.high)}]"
 
     s = ab.speedup
-    if ab.verdict == "faster":
+    if s is None:  # a side's blocks spread more than their median: no ratio (stats.ab_timing)
+        verdict = f"speedup not measured ({ab.unmeasured}; {RERUN})"
+    elif ab.verdict == "faster":
         verdict = f"{_ratio(s.value)} faster (95 % CI {bound(s.low)}–{bound(s.high)}×)"
     elif ab.verdict == "slower":  # the same interval, read as a slowdown
         verdict = (f"{_ratio(1 / s.value)} SLOWER (95 % CI {bound(1 / s.high)}–"

@@ -64,11 +64,15 @@ def test_a_verified_fix_is_timed_against_the_original_in_one_process():
     assert (fix["before"]["graph_count"], fix["after"]["graph_count"]) == (3, 1)
     assert (fix["before"]["graph_calls_per_call"], fix["after"]["graph_calls_per_call"]) == (48, 1)
     ab = fix["ab"]
-    for side in ("original", "fixed", "speedup"):
+    for side in ("original", "fixed"):
         assert ab[side]["low"] <= ab[side]["value"] <= ab[side]["high"]
-    assert abs(ab["speedup"]["value"] - ab["original"]["value"] / ab["fixed"]["value"]) < 1e-9
     assert ab["blocks"] >= 10 and ab["calls_per_block"] >= 1 and ab["threads"] == 1
     assert ab["backend"] == "eager"  # --backend applies
+    if ab["speedup"] is None:  # a side's blocks spread beyond their median (a loaded machine)
+        assert ab["verdict"] == "not measured" and ab["unmeasured"]
+        return
+    assert ab["speedup"]["low"] <= ab["speedup"]["value"] <= ab["speedup"]["high"]
+    assert abs(ab["speedup"]["value"] - ab["original"]["value"] / ab["fixed"]["value"]) < 1e-9
     expected = ("faster" if ab["speedup"]["low"] > 1 else "slower" if ab["speedup"]["high"] < 1
                 else "no measurable difference")
     assert ab["verdict"] == expected  # the verdict follows its own interval

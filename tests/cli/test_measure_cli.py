@@ -27,5 +27,8 @@ def test_cli_time_json(tmp_path):
     assert t["compiled"]["runs"] > 0 and t["fullgraph"]["runs"] > 0
     assert t["backend"] == "inductor" and t["threads"] == 1
     assert t["correctness"]["match"] is True
-    assert t["speedup"] == pytest.approx(t["eager"]["median_s"] / t["compiled"]["median_s"])
+    if t["speedup"] is None:  # a spread beyond its median (a loaded machine): said, not given
+        assert any(n.startswith("speedup not measured") for n in t["notes"])
+    else:
+        assert t["speedup"] == pytest.approx(t["eager"]["median_s"] / t["compiled"]["median_s"])
     assert 0 <= t["outside_share"] <= 1

@@ -111,7 +111,10 @@ def test_every_sample_model_gets_timings_recompiles_and_a_correctness_verdict(ex
     assert result.recompiles.input_sets == [[[2, 16]], [[4, 16]]]
     assert result.summary.recompile_count == len(result.recompiles.recompiles)
     t = result.timings
-    assert t.eager.runs > 0 and t.compiled.runs > 0 and t.speedup > 0
+    assert t.eager.runs > 0 and t.compiled.runs > 0
+    # a spread beyond its median (a loaded machine) is no speedup, and the notes say so
+    assert t.speedup > 0 if t.speedup is not None else \
+        any(n.startswith("speedup not measured") for n in t.notes)
     # random.random(), np.random and torch.rand: torch, random and NumPy are all reset before
     # the eager and the compiled call, so even RandomJitter and NumpyRandom compare equal
     assert t.correctness.match

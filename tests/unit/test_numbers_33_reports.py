@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
+
+from rich.console import Console
 
 from breakscan.frames import parse_stack, provenance_frame
 from breakscan.report import render_file_format
 from breakscan.report.html import to_html
-from breakscan.report.terminal_kernels import _lines
+from breakscan.report.terminal_kernels import _lines, print_kernels
 
 from conftest import recorded_runs
 
@@ -49,13 +52,47 @@ def test_the_kernel_table_keeps_line_numbers_before_paths():
     long = "/a/rather/long/directory/name/that/no/terminal/fits/m07_binary_ops.py"
     assert _lines([f"{long}:46", f"{long}:47", f"{long}:48", f"{long}:50"]) == \
         "m07_binary_ops.py:46, 47, 48 (+1)"
-    assert _lines(["/x/a/model.py:3", "/x/b/model.py:4"]).count("model.py") == 2
+    # Two files of one name: each by the end of its path that tells them apart, cut on the left.
+    assert _lines(["/x/a/model.py:3", "/x/b/model.py:4"]) == "…/a/model.py:3, …/b/model.py:4"
 
 
-def test_a_break_without_a_measured_cost_has_no_sentence_in_its_cost_cell():
+def _kernel_table(width: int) -> str:
+    """The recorded SortForMax's kernel table in a user's deep folder, kernels named and fused
+    as a real model's are (long names, many ops), at ``width`` columns."""
     sort = _sort_with_quoted_file()
-    page = to_html([sort])
-    for chunk in page.split("<dt>cost</dt><dd>")[1:]:
-        cell = chunk.split("</dd>")[0]
-        assert cell in ("-", "- (not measured: --time)") or cell.endswith(
-            " per call outside compiled graphs"), cell
+    long = "/home/someone/projects/probe_models/new_user_session/m07_binary_ops.py"
+    for kernel in sort.result.graphs[0].inductor.kernels:
+        line = int(kernel.lines[0].rpartition(":")[2])
+        kernel.lines = [f"{long}:{line}", f"{long}:{line + 10}", f"{long}:{line + 100}",
+                        f"{long}:{line + 120}"]
+        kernel.name += "_add_mul_relu_sigmoid_tanh_where_0"
+        kernel.aten_ops += ["aten.mul.Tensor", "aten.add.Tensor", "aten.sigmoid.default",
+                            "aten.tanh.default", "aten.where.self"]
+    console = Console(record=True, width=width, file=io.StringIO())
+    print_kernels(sort.result, console)
+    return console.export_text()
+
+
+def test_at_110_and_80_columns_the_kernel_table_keeps_each_file_name_and_its_lines():
+    for width in (110, 80):
+        text = _kernel_table(width)
+        for kernel in _sort_with_quoted_file().result.graphs[0].inductor.kernels:
+            line = int(kernel.lines[0].rpartition(":")[2])
+            assert f"m07_binary_ops.py:{line}," in text, (width, text)
+        assert "…/m07" not in text and "m07_bin…" not in text
+
+
+def _cost_cells(run) -> list[str]:
+    return [chunk.split("</dd>")[0] for chunk in to_html([run]).split("<dt>cost</dt><dd>")[1:]]
+
+
+def test_a_break_without_a_measured_cost_shows_a_dash_in_its_cost_cell():
+    """A dash, as every other empty cell of the page; why it is empty on hover."""
+    run, = recorded_runs("fix")  # PerLayerBranch --fix: one break, timed
+    (brk,) = run.result.breaks
+    brk.cost_s_per_call = 12.5e-6
+    assert _cost_cells(run) == ["12.5 µs per call outside compiled graphs"]
+    brk.cost_s_per_call = None
+    assert _cost_cells(run) == ['<span title="not measured">-</span>']
+    run.result.timings, run.result.fixes = None, []
+    assert _cost_cells(run) == ['<span title="not measured: run with --time">-</span>']

@@ -171,10 +171,14 @@ def assert_the_twin_wins(doc: dict, good: Expectation) -> None:
         timings = doc[side]["result"]["timings"]
         assert timings["eager"]["median_s"] > 0 and timings["compiled"]["median_s"] > 0
     ab = doc["ab"]  # A and B compiled and timed in one process: the only speed comparison
-    for side in ("original", "fixed", "speedup"):
-        assert ab[side]["low"] <= ab[side]["value"] <= ab[side]["high"]
-    assert ab["verdict"] in ("faster", "slower", "no measurable difference")
     assert ab["blocks"] >= 10
+    for side in ("original", "fixed"):
+        assert ab[side]["low"] <= ab[side]["value"] <= ab[side]["high"]
+    if ab["speedup"] is None:  # a side's blocks spread beyond their median (a loaded machine)
+        assert ab["verdict"] == "not measured" and ab["unmeasured"]
+        return
+    assert ab["speedup"]["low"] <= ab["speedup"]["value"] <= ab["speedup"]["high"]
+    assert ab["verdict"] in ("faster", "slower", "no measurable difference")
 
 
 def inductors_own_kernel_count(target: str, **load: object) -> int:

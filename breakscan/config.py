@@ -99,7 +99,14 @@ def load_config(path: str | Path) -> dict[str, Any]:
         raise UsageError(f"config file not found: {path} (breakscan check reads "
                          "[tool.breakscan] from pyproject.toml)")
     try:
-        doc = tomllib.loads(file.read_text())
+        doc = tomllib.loads(file.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:  # TOML is UTF-8: a binary or corrupted file
+        raise UsageError(f"{path} is not valid TOML: not UTF-8 text ({exc.reason} at byte "
+                         f"{exc.start})") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path} is a folder, not a config file") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path} is not valid TOML: {exc}") from None
     except RecursionError:  # tomllib recurses once per nested array or inline table

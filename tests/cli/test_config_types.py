@@ -78,3 +78,14 @@ def test_load_config_refuses_deep_nesting_in_process(tmp_path):
     path.write_text(f'{ENTRY}x = {"[" * 2000}1{"]" * 2000}\n')
     with pytest.raises(UsageError, match="nested too deep to read"):
         load_config(path)
+
+
+def test_a_corrupted_or_unreadable_config_is_a_usage_error(tmp_path):
+    from breakscan.config import load_config
+
+    binary = tmp_path / "pyproject.toml"
+    binary.write_bytes(b"[tool.breakscan]\n\xaa\xff\x00 = 1\n")
+    with pytest.raises(UsageError, match="is not valid TOML: not UTF-8 text"):
+        load_config(binary)
+    with pytest.raises(UsageError, match="is a folder, not a config file"):
+        load_config(tmp_path)

@@ -11,7 +11,7 @@ from rich.padding import Padding
 from rich.text import Text
 
 from ..analysis.kernels import actionable_stops
-from ..frames import display_path
+from ..frames import display_path, split_location
 from ..records import GraphInfo, GraphKernels
 from ..result import ScanResult
 from ..rules import rule_for
@@ -41,11 +41,11 @@ def _grouped(locations: list[str]) -> dict[str, list[str]]:
     lines)."""
     by_file: dict[str, list[str]] = {}
     for loc in locations:
-        file, _, line = loc.rpartition(":")
-        if file and line.isdigit():
-            by_file.setdefault(file, []).append(line)
-        else:
+        split = split_location(loc)
+        if split is None:
             by_file.setdefault(loc, [])
+        else:
+            by_file.setdefault(split[0], []).append(str(split[1]))
     return by_file
 
 
@@ -94,10 +94,9 @@ def _graph(info: GraphInfo, console: Console) -> None:
         console.print(Text(f"    Inductor failed on this graph: {found.error}", style="red"))
         return
     stops = actionable_stops(found)
-    tails = _tails([file for loc in [*(line for k in found.kernels for line in k.lines),
-                                     *(line for s in stops for line in s.first_lines),
-                                     *(line for s in stops for line in s.second_lines)]
-                    for file in _grouped([loc])])
+    tails = _tails(list(_grouped([*(line for k in found.kernels for line in k.lines),
+                                  *(line for s in stops for line in s.first_lines),
+                                  *(line for s in stops for line in s.second_lines)])))
     console.print(Padding(_table(found, tails, console.width), (0, 0, 0, 4)))
     for stop in stops:
         console.print(Text(f"    fusion stopped at a {stop.kind}: "

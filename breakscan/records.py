@@ -263,22 +263,19 @@ class RootBreak:
     # warning issued once), "later_only" (a path the first call does not take).
     calls: str = "every"
     # For a break inside a library: the user's own line that calls into it (where to wrap,
-    # disable or change the call); None when the break is in the user's code or no user frame
-    # is on the stack.
+    # disable or change the call); None when the break is in the user's code or stack.
     user_frame: Frame | None = None
     # Where the break's condition is tested, when that differs from where its value comes from:
     # a branch on a value computed elsewhere is reported at the origin (``file``/``line``), and
     # each branch that tests it is a site.
     sites: list[Frame] = field(default_factory=list)
-    # Breaks that exist only because this one made Dynamo skip their enclosing function: a
-    # comprehension (its own frame on Python 3.11) that Dynamo then compiled alone and that
-    # broke there. They go when this break is fixed, so they are not root causes of their own.
+    # Breaks that exist only because this one made Dynamo skip their enclosing function (a
+    # comprehension compiled alone that broke there): they go when this break is fixed.
     follow_on: list[Frame] = field(default_factory=list)
     # For a break on a constant kept in a tensor (category tensor_constant): the attributes, in
     # the class that creates them; the root's file:line is where the first one is created.
     constants: list[ModuleConstant] = field(default_factory=list)
-    # What Dynamo did about this break and why, when it fell back to eager: a whole frame
-    # skipped (``frame_skipped``) or the rest of a function run eagerly.
+    # What Dynamo did about this break when it fell back to eager, and why.
     skip_cause: str | None = None
     skip_kind: str | None = None  # loop | whole_frame | rest_of_frame | metrics
     # At run time, per model call: how often this break sent the compiled model back to Python
@@ -290,6 +287,9 @@ class RootBreak:
     cost_s_per_call: float | None = None
     compile_cost_s: float | None = None
     ranks: list[int] = field(default_factory=list)  # breakscan trace: the ranks it appears on
+    registry_title: str | None = None  # the id's title in the installed registry
+    hint_classes: list[str] = field(default_factory=list)  # USER_ERROR, FUNDAMENTAL…
+    caused_by: str | None = None  # "file:line" of the earlier break it follows from
 
     @property
     def root_category(self) -> str:

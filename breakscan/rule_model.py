@@ -1,8 +1,15 @@
-"""A rule of the catalogue (``rules.py``), as data: its id, name, why, example and fixes."""
+"""A rule of the catalogue (``rules.py``), as data: its id, name, why, example and fixes.
+
+A break rule is a *family* of Dynamo's registry ids (``ids``: every id of the installed
+``graph_break_registry.json`` belongs to one family, checked by tests/unit/test_families.py),
+optionally narrowed where one id means different things (``matches``, ``code_matches``,
+``chain_matches``).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -31,7 +38,14 @@ class Rule:
     # A registry id Dynamo uses for many things (GB0033 "data dependent operator": `.item()`,
     # `.tolist()`, `np.random`…) narrowed by what the break's *source line* shows.
     code_matches: tuple[Match, ...] = ()
+    # ... or by its call chain ("path:function: code" per frame, one per line): GB0033 raised inside torch/_library/custom_ops.py is a custom op's fake failing.
+    chain_matches: tuple[Match, ...] = ()
+    # The family's registry ids, space-separated: an id here is this family whatever its text.
+    ids: str = ""
+    # Dynamo settings worth trying for every break of the family (each verified by --fix).
+    settings: tuple[tuple[str, Any], ...] = ()
 
     @property
     def gb_ids(self) -> list[str]:
-        return list(dict.fromkeys(m.gb_id for m in self.matches))
+        """Every registry id of the family: its own, then those it claims by narrowing."""
+        return list(dict.fromkeys(self.ids.split() + [m.gb_id for m in self.matches]))

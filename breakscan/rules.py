@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 
 from .rule_model import Match, Rule
+from .family_rules import FAMILY_RULES
 from .kernel_rules import KERNEL_RULES
 
 
@@ -66,7 +67,8 @@ BREAK_RULES: tuple[Rule, ...] = (
                   # logging.getLogger(__name__).info(...) written inline
                   Match("GB6215", r"LoggingLoggerVariable"),
                   Match("GB0007", r"`[\w.]*(print|logging|warn)\b")),
-         type_pattern=r"\bprint\b|logging"),
+         type_pattern=r"\bprint\b|logging",
+         ids="GB0296 GB0569"),
     Rule("BS004", "tolist_numpy", "tensor-to-python", "Tensor turned into a Python list or NumPy "
          "array",
          why="`.tolist()` of a float tensor breaks the graph (GB0109) and syncs; "
@@ -81,7 +83,9 @@ BREAK_RULES: tuple[Rule, ...] = (
                   *(Match(i) for i in ("GB0106", "GB0185", "GB0231", "GB0290", "GB0293",
                                        "GB0294"))),
          type_pattern=r"tolist|numpy",
-         code_matches=(Match("GB0033", r"\.tolist\(\)"),)),
+         # a NumPy random draw turned into a list is an RNG break first (rng, BS015)
+         code_matches=(Match("GB0033", r"^(?!.*\b(np|numpy)\.random\.).*\.tolist\(\)"),),
+         ids="GB0157 GB0158 GB0159 GB0232 GB0250 GB0300"),
     Rule("BS005", "dynamic_shape_op", "data-dependent-shape",
          "Operator whose output shape depends on the data",
          why="`nonzero`, boolean masks (`x[x > 0]`), `unique`… have a size known only after "
@@ -97,22 +101,24 @@ BREAK_RULES: tuple[Rule, ...] = (
                   Match("GB0246")),  # one_hot with data-dependent shape
          type_pattern=r"[Dd]ynamic shape operator|nonzero"),
     Rule("BS006", "unsupported_call", "untraceable-call", "Call Dynamo cannot trace",
-         why="`random`, `time`, C extensions and other skipped functions run in Python: the graph "
-             "ends before the call. A call before any tensor op is invisible to "
+         why="`time`, `threading`, C extensions and other skipped functions run in Python: the "
+             "graph ends before the call. A call before any tensor op is invisible to "
              "`torch._dynamo.explain` (no prefix graph), breakscan still reports it.",
-         suggestion="Move the call out of forward, replace it with a torch equivalent "
-                    "(`torch.rand(())` for `random.random()`), wrap it with "
-                    "`torch.compiler.allow_in_graph` / a `torch.library.custom_op`, or exclude it "
-                    "with `torch.compiler.disable` (an explicit, cheaper break).",
-         before="scale = 1.0 + random.random() * 0.1\nreturn self.fc(x) * scale",
-         after="scale = 1.0 + torch.rand(()) * 0.1  # stays in the graph\nreturn self.fc(x) * scale",
+         suggestion="If no tensor computation uses its result, guard it with `if not "
+                    "torch.compiler.is_compiling():` or move it out of forward; otherwise use a "
+                    "torch equivalent, wrap it (`torch.library.custom_op`, "
+                    "`torch._dynamo.nonstrict_trace`, `torch.compiler.allow_in_graph`), or move "
+                    "just that call into a small helper decorated with "
+                    "`torch.compiler.disable` so the rest of forward still compiles.",
+         before="t0 = time.perf_counter()\ny = self.fc(x)",
+         after="if not torch.compiler.is_compiling():\n    t0 = time.perf_counter()  # eager only"
+               "\ny = self.fc(x)",
          matches=(Match("GB0007"),  # function marked as skipped (random, time, C ext)
                   *(Match(i) for i in ("GB0008", "GB0009", "GB0059", "GB0147", "GB0148",
-                                       "GB0156")),
-                  Match("GB0087")),  # op without fake/meta support
+                                       "GB0156"))),
          type_pattern=r"marked as skipped|Unsupported function call",
-         # np.random.rand() is traced through torch._numpy to a data-dependent scalar
-         code_matches=(Match("GB0033", r"\b(np|numpy)\.random\.|\brandom\.\w+\("),)),
+         ids="GB0005 GB0022 GB0060 GB0069 GB0146 GB0150 GB0151 GB0177 GB0187 GB0208 GB0213 "
+             "GB0230 GB0270 GB0359 GB6025 GB6270 GB7489 GB9198"),
     Rule("BS007", "explicit_break", "explicit-break", "Explicit graph break",
          why="`torch._dynamo.graph_break()` (or a `torch.compiler.disable`d function) splits the "
              "graph on purpose; left in by accident it costs a resume function and lost fusion.",
@@ -120,7 +126,8 @@ BREAK_RULES: tuple[Rule, ...] = (
          before="h = self.fc1(x)\ntorch._dynamo.graph_break()\nreturn self.fc2(h)",
          after="h = self.fc1(x)\nreturn self.fc2(h)",
          matches=(Match("GB0025"),),  # torch._dynamo.graph_break()
-         type_pattern=r"graph_break\(\)"),
+         type_pattern=r"graph_break\(\)",
+         ids="GB0030 GB0269 GB0275 GB0284 GB4636"),
     Rule("BS010", "disabled_call", "disabled-function", "Call into a `torch.compiler.disable`d "
          "function",
          why="A function decorated with `torch.compiler.disable` (or `torch._dynamo.disable`) "
@@ -142,7 +149,8 @@ BREAK_RULES: tuple[Rule, ...] = (
          after="h = self.fc(x)\nsnapshot = h.clone()",
          fixes=("clone",),
          matches=(Match("GB4198"),),
-         type_pattern=r"copy\.deepcopy"),
+         type_pattern=r"copy\.deepcopy",
+         ids="GB0179"),
     Rule("BS008", "frame_skipped", "break-in-loop-or-try", "Whole frame fell back to eager",
          why="A break Dynamo cannot resume from — inside a `for`/`while` loop (GB7000), inside a "
              "`try`/`with` block, or with nothing resumable before it — makes it skip the whole "
@@ -153,7 +161,8 @@ BREAK_RULES: tuple[Rule, ...] = (
          before="for layer in self.layers:\n    x = layer(x)\n    print(x.norm())",
          after="for layer in self.layers:\n    x = layer(x)\nreturn x  # report norms outside",
          matches=(Match("GB4297"),  # torch._dynamo.skip_frame()
-                  Match("GB7000"))),
+                  Match("GB7000")),
+         ids="GB0052 GB0065 GB0096 GB9741"),
     Rule("BS009", "other", "other-break", "Other graph break",
          why="Dynamo could not trace this construct; see its explanation, hints and registry page.",
          suggestion="See Dynamo's explanation and hints below and the registry page for this id.",
@@ -286,7 +295,9 @@ FIXES: dict[str, FixSpec] = {f.id: f for f in (
 LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical",
                          "fatal", "log"})
 
-CATALOGUE: tuple[Rule, ...] = BREAK_RULES + KERNEL_RULES
+# In id order: the break families (BS0xx), the recompile causes (BS1xx), the kernel rules (BS2xx).
+CATALOGUE: tuple[Rule, ...] = tuple(sorted(BREAK_RULES + FAMILY_RULES + KERNEL_RULES,
+                                           key=lambda r: r.id))
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in CATALOGUE}
 RULES_BY_CATEGORY: dict[str, Rule] = {r.category: r for r in CATALOGUE}
 RULE_IDS: dict[str, str] = {r.category: r.id for r in CATALOGUE}

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from . import categories
 from .advice import advice
 from .breaklog import parse_break_message, split_reason
 from .discrepancies import discrepancies
@@ -19,7 +18,7 @@ from .graphs import compiled_frames, explain_counts, graph_info
 from .loops import merge_iterations
 from .origins import merge_origins
 from .ranking import analysis_order, reorder_breaks
-from .roots import Roots, break_at, break_frame, record_location, source_text
+from .roots import Roots, break_at, break_frame, category_at, record_location
 from .skipped import fold_comprehensions, mark_skipped, name_skipped_frames
 from ..frames import Frame, model_stack, user_frame
 from ..records import (BreakRecord, CompiledFrame, Discrepancy, ExplainCounts, GraphInfo,
@@ -71,9 +70,9 @@ def _add_records(roots: Roots, records: list[BreakRecord]) -> dict[int, BreakRec
         chain, frame = record_location(record)
         if frame is None:
             continue
-        item = roots.find(frame.file, frame.line, categories.categorize(
-            record.gb_id, record.gb_type, record.explanation, record.context,
-            source_text(frame.file, frame.line, frame.code)))
+        item = roots.find(frame.file, frame.line, category_at(
+            chain, record.gb_id, record.gb_type, record.explanation, record.context,
+            frame.file, frame.line, frame.code))
         if item is None:
             item = roots.add(chain=chain, gb_id=record.gb_id, gb_type=record.gb_type,
                              explanation=record.explanation, hints=record.hints,
@@ -95,9 +94,9 @@ def _add_explain_reasons(roots: Roots, explain: ExplainCounts) -> None:
         chain, frame = break_frame(model_stack(reason["user_stack"]), parts["explanation"])
         if frame is None:
             continue
-        item = roots.find(frame.file, frame.line, categories.categorize(
-            parts["gb_id"], parts["gb_type"], parts["explanation"], "",
-            source_text(frame.file, frame.line, frame.code)) if parts["gb_id"] else None)
+        item = roots.find(frame.file, frame.line, category_at(
+            chain, parts["gb_id"], parts["gb_type"], parts["explanation"], "", frame.file,
+            frame.line, frame.code) if parts["gb_id"] else None, parts["gb_id"])
         if item is None:
             item = roots.add(chain=chain, gb_id=parts["gb_id"], gb_type=parts["gb_type"],
                              explanation=parts["explanation"], hints=parts["hints"], context="",

@@ -1,13 +1,14 @@
-"""Which rule a Dynamo graph break falls under: registry id (and type text) to category.
+"""Which family (rule) a Dynamo graph break falls under: its registry id, narrowed where needed.
 
-The ids live with their rules in the registry (``rules.py``, each rule's ``matches``). A match
-with a pattern wins over a plain one (``GB0059`` "Failed to trace builtin operator" is a
-``print`` only when the builtin is ``print``, any other builtin is an ``unsupported_call``);
-a generic id (GB0033 "data dependent operator") is narrowed by the break's source line first
-(``.tolist()``, ``np.random``); a break with no registry id (older torch) is matched on its
-type's text; a break nothing
-matches is ``other`` and keeps Dynamo's own type and hints.
-Tested in tests/unit/test_categories.py against the registry that ships with torch.
+Every registry id belongs to one family (the rules' ``ids``, ``rules.py`` and
+``family_rules.py``). Where Dynamo uses one id for different causes it is narrowed first, in
+this order: by the break's *source line* (GB0033 "data dependent operator" is ``tolist_numpy``
+for a ``.tolist()``, ``rng`` for ``np.random``), by its *call chain* (GB0033 raised inside
+``torch/_library/custom_ops.py`` is a custom op's fake), by its text "gb_type | explanation |
+context" (GB0059 "Failed to trace builtin operator" is a ``print`` only for ``print``). A break
+with no registry id (older torch) is matched on its type's text; an id the registry does not
+have is ``other``. Tested in tests/unit/test_categories.py and test_families.py against the
+registry that ships with torch.
 """
 
 from __future__ import annotations
@@ -20,27 +21,29 @@ REGISTRY_URL = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{id}.
 
 # Every break category's title and advice live in the rule registry (rules.py).
 CATEGORIES: dict[str, Rule] = {r.category: r for r in CATALOGUE if r.kind == "break"}
+# The id table: registry id -> family (a narrowed match does not own its id).
+FAMILY_OF: dict[str, str] = {gb: r.category for r in CATALOGUE for gb in r.ids.split()}
+FAMILY_OF.update({m.gb_id: r.category for r in CATALOGUE for m in r.matches
+                  if m.pattern is None and m.gb_id not in FAMILY_OF})
 
 
 def categorize(gb_id: str | None, gb_type: str, explanation: str = "", context: str = "",
-               code: str = "") -> str:
+               code: str = "", chain: str = "") -> str:
     """The breakscan category of one break (see the module docstring for the order); ``code``
-    is the break's source line, which narrows ids Dynamo uses for many things."""
-    for rule in CATALOGUE:
-        for match in rule.code_matches:
-            if match.gb_id == gb_id and match.pattern and re.search(match.pattern, code):
-                return rule.category
+    is the break's source line, ``chain`` its frames as ``file:function`` lines."""
     text = f"{gb_type} | {explanation} | {context}"
-    for narrowed in (True, False):
+    for field, subject in (("code_matches", code), ("chain_matches", chain),
+                           ("matches", text)):
         for rule in CATALOGUE:
-            for match in rule.matches:
-                if match.gb_id == gb_id and (match.pattern is not None) == narrowed and \
-                        (match.pattern is None or re.search(match.pattern, text)):
+            for match in getattr(rule, field):
+                if match.gb_id == gb_id and match.pattern and re.search(match.pattern,
+                                                                        subject, re.M):
                     return rule.category
-    if gb_id is None:
-        for rule in CATALOGUE:
-            if rule.type_pattern and re.search(rule.type_pattern, text):
-                return rule.category
+    if gb_id is not None:
+        return FAMILY_OF.get(gb_id, "other")
+    for rule in CATALOGUE:
+        if rule.type_pattern and re.search(rule.type_pattern, text):
+            return rule.category
     return "other"
 
 

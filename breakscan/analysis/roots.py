@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
-from . import categories
+from . import categories, registry
 from ..frames import Frame, acting_frame, model_stack, module_ast, owner_of, source_line
 from ..records import BreakRecord, RootBreak
 
@@ -30,13 +30,15 @@ class Roots:
     def __init__(self) -> None:
         self.items: list[RootBreak] = []
 
-    def find(self, file: str, line: int, category: str | None = None) -> RootBreak | None:
+    def find(self, file: str, line: int, category: str | None = None,
+             gb_id: str | None = None) -> RootBreak | None:
         """The root at ``file:line``; given a record's ``category``, another category on the
-        same line is a different break (``.item()`` and ``.tolist()`` in one expression)."""
+        same line is a different break (``.item()`` and ``.tolist()`` in one expression), unless
+        it has the same registry id (explain's reason lacks the context that narrowed it)."""
         for item in self.items:
             if item.file == file and item.line == line and (
-                    category in (None, "other") or
-                    (item.cause_category or item.category) in (category, "other")):
+                    category in (None, "other") or (gb_id is not None and item.gb_id == gb_id)
+                    or (item.cause_category or item.category) in (category, "other")):
                 return item
         if any(item.file == file and item.line == line for item in self.items):
             return None
@@ -48,8 +50,7 @@ class Roots:
     def add(self, *, chain: list[Frame], gb_id: str | None, gb_type: str, explanation: str,
             hints: list[str], context: str, source: str, file: str, line: int,
             function: str, code: str) -> RootBreak:
-        category = categories.categorize(gb_id, gb_type, explanation, context,
-                                         source_text(file, line, code))
+        category = category_at(chain, gb_id, gb_type, explanation, context, file, line, code)
         owner = owner_of(file)
         item = RootBreak(
             owner=owner, category=category, gb_id=gb_id, gb_type=gb_type,
@@ -58,8 +59,20 @@ class Roots:
             suggestion=categories.CATEGORIES[category].suggestion,
             doc_url=categories.registry_url(gb_id), records=0, explain_reasons=0,
             resume_functions=[], sources=[source])
+        entry = registry.entry(gb_id)
+        item.registry_title = entry.title if entry else None
+        item.hint_classes = registry.classes_of(hints) or list(entry.hint_classes if entry
+                                                                else ())
         self.items.append(item)
         return item
+
+
+def category_at(chain: list[Frame], gb_id: str | None, gb_type: str, explanation: str,
+                context: str, file: str, line: int, code: str) -> str:
+    """The family of a break reported at ``file:line`` with this call chain."""
+    frames = "\n".join(f"{f.file}:{f.function}: {f.code}" for f in chain)
+    return categories.categorize(gb_id, gb_type, explanation, context,
+                                 source_text(file, line, code), frames)
 
 
 def record_location(record: BreakRecord) -> tuple[list[Frame], Frame | None]:

@@ -1,0 +1,295 @@
+"""The catalogue's break families beyond the first dozen rules (BS013–BS036): one entry each.
+
+Every id of Dynamo's registry (``torch/_dynamo/graph_break_registry.json``, 517 ids in torch
+2.13) belongs to one family, here or in ``rules.BREAK_RULES``: the family is the break's
+category. The id table was derived from the registry's titles, explanations and hint classes
+(docs/design/issue-34-registry-research.md) and is checked against the installed registry by
+tests/unit/test_families.py. A family's settings are tried and verified by ``--fix``.
+"""
+
+from __future__ import annotations
+
+from .rule_model import Match, Rule
+
+FAMILY_RULES: tuple[Rule, ...] = (
+    Rule("BS013", "data_dependent_value", "data-dependent-value",
+         'A tensor used where Python needs a plain value',
+         why='A tensor used as a sort key, list index, `torch.Size` index or `index()` must be a '
+             'Python constant at trace time.',
+         suggestion='Do the operation with tensor ops (stack then sort/gather), or index with '
+                    'Python ints.',
+         before='s = sorted([x[0].sum(), x[1].sum()])',
+         after='s = torch.stack([x[0].sum(), x[1].sum()]).sort().values',
+         ids=('GB0038 GB0070 GB0207 GB0218 GB7596')),
+    Rule("BS014", "dynamic_shape", "symbolic-shape",
+         'A condition on symbolic sizes Dynamo cannot decide',
+         why='With dynamic shapes a size is a symbol; an assert or comparison on it (or an '
+             'unbacked size input) cannot be decided at trace time.',
+         suggestion='State the fact with `torch._check(...)`, keep that dimension static '
+                    '(`mark_static`/no `mark_dynamic`), or drop the Python-level test.',
+         before='assert x.shape[0] == y.shape[0]',
+         after='torch._check(x.shape[0] == y.shape[0])',
+         ids=('GB0002 GB0018 GB0214 GB0224 GB0360 GB5565')),
+    Rule("BS015", "rng", "random-state",
+         'Random-number state Dynamo cannot trace',
+         why='Explicit `torch.Generator` objects, `torch.manual_seed`, `Tensor.random_`, '
+             '`random.Random(...)` and NumPy/Python RNG calls that return numbers keep RNG state '
+             'outside the graph.',
+         suggestion="Draw random numbers with torch's global RNG ops in forward (`torch.rand`, "
+                    '`torch.randn_like`, `torch.randint`) and seed outside forward.',
+         before='s = np.random.rand()\nreturn y * s',
+         after='s = torch.rand(())\nreturn y * s',
+         code_matches=(Match("GB0033", r"\b(np|numpy)\.random\.|\brandom\.\w+\("),
+                       Match("GB0055", r"\bgenerator\s*=")),
+         matches=(Match("GB0007", r"module: (_?random|numpy\.random)\b|qualname: [\w.]*"
+                                  r"(manual_seed|\bseed|Generator)\b"),
+                  Match("GB0363", r"Generator")),
+         ids=('GB0107 GB0110 GB0297 GB0298 GB7650')),
+    Rule("BS016", "custom_op", "custom-op-fake",
+         'Operator that cannot run on fake tensors',
+         why='A custom op with no or a failing fake (meta) implementation, a non-PT2-compliant '
+             'op, or a Triton kernel call Dynamo cannot wrap.',
+         suggestion='Register a fake implementation that only computes output shapes/dtypes '
+                    '(`@op.register_fake`, no data reads; '
+                    '`torch.library.get_ctx().new_dynamic_size()` for data-dependent sizes).',
+         before='@scale.register_fake\ndef _(x):\n    return x.new_empty(int(x.sum()))',
+         after='@scale.register_fake\ndef _(x):\n    return torch.empty_like(x)',
+         chain_matches=(Match("GB0033", r"torch/_library/custom_ops\.py"),),
+         matches=(Match("GB4315", r"fake impl|fake kernel|register_fake"),),
+         ids=('GB0043 GB0049 GB0087 GB0090 GB0216 GB0361 GB2977 GB3326 GB4026 GB6735')),
+    Rule("BS017", "context_manager", "context-manager",
+         'Unsupported context manager',
+         why='Dynamo does not know how to enter this `with` object (a `threading.Lock`, a custom '
+             'C-level manager, a profiler object escaping), and a break inside it skips the '
+             'function.',
+         suggestion='Hold the lock (or other manager) in the caller around the model call, or use '
+                    'a supported manager (`torch.no_grad`, `torch.autocast`).',
+         before='with LOCK:\n    y = y + 1',
+         after='y = y + 1  # caller: with LOCK: out = model(x)',
+         settings=(('enable_trace_contextlib', True),),
+         code_matches=(Match("GB0007", r"^\s*(async\s+)?with\b"),),
+         ids=('GB0066 GB0142 GB0209 GB0212 GB0221 GB0262 GB0263 GB0274 GB0279 GB0370 '
+              'GB2533')),
+    Rule("BS018", "iteration", "iterator",
+         'An iterator or generator Dynamo cannot step',
+         why='A `dict_items`/`zip`/`map` object passed in, a generator method, an itertools form '
+             'or an unpacking of an unknown object cannot be iterated at trace time (often the '
+             'whole function is skipped).',
+         suggestion='Pass a list, tuple or dict (materialise iterators in the caller) and iterate '
+                    'it inside forward.',
+         before='model(x, d.items())',
+         after='model(x, d)  # forward: for k, v in d.items()',
+         ids=('GB0003 GB0024 GB0061 GB0062 GB0063 GB0077 GB0094 GB0114 GB0115 GB0118 '
+              'GB0120 GB0132 GB0133 GB0134 GB0152 GB0154 GB0155 GB0160 GB0192 GB0253 '
+              'GB0268 GB0811 GB1752 GB2549 GB4347 GB7230 GB8335')),
+    Rule("BS019", "side_effect", "side-effect",
+         'Side effect Dynamo cannot replay',
+         why='Mutating Python state from inside a higher-order op (activation checkpointing, '
+             'torch.cond bodies) or in forms Dynamo cannot model (class attributes, computed '
+             'setattr names, __class__).',
+         suggestion='Move the mutation out of the checkpointed/compiled function (return the '
+                    'value and update state in the caller); under checkpointing, accept not '
+                    'replaying it in backward with the setting.',
+         before='def block(h):\n    STATS.append(1)\n    return lin(h)',
+         after='def block(h):\n    return lin(h)  # STATS.append(1) in the caller',
+         settings=(('skip_fwd_side_effects_in_bwd_under_checkpoint', True),),
+         matches=(Match("GB0067", r"checkpoint"),),
+         ids=('GB0067 GB0097 GB0169 GB0189 GB0198 GB0254 GB0271 GB0358 GB0467 GB1177 '
+              'GB2404 GB3241 GB3697 GB4271 GB4413 GB7502')),
+    Rule("BS020", "hook", "hook-in-forward",
+         'Hook registered or run in the compiled region',
+         why='A tensor/module hook registered in forward whose body has a side effect (appending, '
+             'logging), or a backward hook that needs compiled autograd.',
+         suggestion='Register hooks outside forward (in `__init__` or the training loop) and keep '
+                    'hook bodies pure; backward hooks on modules need compiled autograd.',
+         before='y.register_hook(lambda g: GRADS.append(g.norm()))',
+         after='# outside the compiled model:\nout.register_hook(lambda g: GRADS.append(g.norm()))',
+         settings=(('compiled_autograd', True),),
+         chain_matches=(Match("GB0067", r"\.register_\w*hook\("),),
+         ids=('GB0013 GB0029 GB0083 GB0100 GB0101 GB0165 GB0166 GB7444')),
+    Rule("BS021", "autograd", "autograd-in-forward",
+         'Autograd work inside the compiled forward',
+         why='`torch.autograd.grad`, `.backward()`, `requires_grad_()` on intermediates, '
+             'autograd.Function features or inference-mode queries inside the compiled region.',
+         suggestion='Turn on tracing of autograd ops, or move gradient computation / '
+                    '`requires_grad_()` to the caller (detach what you return); use '
+                    '`torch.no_grad` instead of `is_inference()` checks.',
+         before='g, = torch.autograd.grad(y, w, create_graph=True)',
+         after='torch._dynamo.config.trace_autograd_ops = True  # same code, one graph',
+         settings=(('trace_autograd_ops', True),),
+         ids=('GB0019 GB0045 GB0046 GB0085 GB0104 GB0108 GB0123 GB0125 GB0138 GB0139 '
+              'GB0140 GB0144 GB0145 GB0173 GB0205 GB0206 GB0225 GB0346 GB0347 GB0348 '
+              'GB0352 GB0371 GB0372 GB0373 GB0442 GB1042 GB1140 GB1381 GB1724 GB2019 '
+              'GB2464 GB4372 GB4927 GB5748 GB6297 GB6663 GB7054 GB7299 GB7324 GB8985 '
+              'GB9186')),
+    Rule("BS022", "tensor_mutation", "tensor-mutation",
+         "Change of a tensor's storage or metadata",
+         why='`.data =`, `resize_`, `set_`, `share_memory_`, in-place view ops on inputs or '
+             "mismatched `out=` tensors change a tensor behind Dynamo's back.",
+         suggestion='Use out-of-place ops and return the new tensor; assign parameters outside '
+                    'forward.',
+         before='self.w.data = self.w.data * 0.9',
+         after='return x @ (self.w * 0.9)',
+         ids=('GB0056 GB0058 GB0072 GB0126 GB0127 GB0128 GB0220 GB0240 GB0241 GB0242 '
+              'GB0247 GB4197')),
+    Rule("BS023", "nn_module", "module-usage",
+         'nn.Module used in a way Dynamo cannot trace',
+         why='Custom `__getattr__`/`__getattribute__`, indexing a ModuleList with a non-constant, '
+             '`nn.Parameter(...)` built in forward, RNN/GRU/LSTM, or a module missing '
+             '`super().__init__()`.',
+         suggestion='Create parameters in `__init__`, index submodules with Python ints, keep '
+                    'module attribute access plain; RNNs need the allow_rnn setting.',
+         before='w = nn.Parameter(torch.ones(4))  # in forward',
+         after='self.w = nn.Parameter(torch.ones(4))  # in __init__',
+         settings=(('allow_rnn', True), ('inline_inbuilt_nn_modules', True)),
+         ids=('GB0014 GB0031 GB0032 GB0119 GB0121 GB0153 GB0161 GB0162 GB0188 GB0202 '
+              'GB0211 GB0226 GB0228 GB0229 GB0235 GB0237 GB0243 GB0244 GB0264 GB0281')),
+    Rule("BS024", "tensor_subclass", "tensor-subclass",
+         'Tensor subclass or __torch_function__ override Dynamo cannot trace',
+         why='A tensor subclass attribute/method or a `__torch_function__` override that Dynamo '
+             'cannot model.',
+         suggestion='Unwrap to plain tensors before the compiled call, or make the subclass '
+                    'traceable (a wrapper subclass with '
+                    '`__tensor_flatten__`/`__tensor_unflatten__`).',
+         before='out = model(MyTensor(x))',
+         after='out = model(x)  # wrap the result outside',
+         ids=('GB0000 GB0001 GB0026 GB0103 GB0163 GB0164 GB0227 GB0234')),
+    Rule("BS025", "sparse_nested_tensor", "sparse-or-nested",
+         'Sparse or strided nested tensor',
+         why='torch.compile does not support sparse tensors or strided NestedTensors inside the '
+             'graph (creating them included).',
+         suggestion='Create sparse tensors outside the compiled region and pass dense ones in (or '
+                    '`.to_dense()` before the call); use jagged NestedTensors '
+                    '(`layout=torch.jagged`).',
+         before='s = y.to_sparse()\nreturn torch.sparse.mm(s, w)',
+         after='return y @ w  # dense inside the compiled region',
+         matches=(Match("GB0007", r"qualname: [\w.]*sparse"),),
+         ids=('GB0015 GB0016 GB0044 GB0129 GB0130 GB0233 GB0245 GB0277 GB0374 GB1501')),
+    Rule("BS026", "opaque_object", "opaque-object",
+         'Opaque object built or used in forward',
+         why='A C++/TorchScript object (torch.Generator, ScriptModule, registered opaque class) '
+             'is created in the compiled region or used in a way Dynamo cannot see into.',
+         suggestion='Create it before `torch.compile` and pass it in (or make it a global); for a '
+                    'Generator, use the global RNG (see rng).',
+         before='g = torch.Generator().manual_seed(0)\nnoise = torch.rand(4, generator=g)',
+         after='noise = torch.rand(4)  # the global RNG; seed it outside forward',
+         ids=('GB0265 GB0266 GB0267 GB0357 GB0362 GB0363 GB1739 GB2078 GB4695 GB7685 '
+              'GB8656 GB8843 GB9567')),
+    Rule("BS027", "object_identity", "object-identity",
+         'Object identity, hash or data pointer used as a value',
+         why='`id(x)`, `hash(obj)`, weakrefs, `data_ptr()` comparisons and sets of tensors depend '
+             'on runtime objects Dynamo cannot know at trace time.',
+         suggestion='Key caches by something stable (a name, a module attribute, a shape tuple); '
+                    'compare tensors with `is`; keep identity caches outside forward.',
+         before='if y.data_ptr() == w.data_ptr():\n    y = y.clone()',
+         after='if y is w:\n    y = y.clone()',
+         ids=('GB0027 GB0141 GB0176 GB0191 GB0222 GB0272 GB0276 GB0283 GB0364 GB0365 '
+              'GB0366 GB0367 GB0682 GB0871 GB2861 GB4501 GB4608 GB4749 GB5976 GB9316')),
+    Rule("BS028", "python_object", "python-object",
+         'Python object feature Dynamo cannot model',
+         why='A class defined inside forward, dataclass/pydantic/namedtuple construction, '
+             'getattr/setattr with computed names, metaclasses or repr of non-constant '
+             'containers.',
+         suggestion='Define classes at module level, use constant attribute names, plain '
+                    'dicts/tuples; a class defined in forward can also be traced with the '
+                    'setting.',
+         before='def forward(self, x):\n    class Box: ...',
+         after='class Box: ...  # module level',
+         settings=(('enable_trace_load_build_class', True),),
+         ids=('GB0004 GB0006 GB0054 GB0075 GB0084 GB0113 GB0131 GB0175 GB0180 GB0183 '
+              'GB0184 GB0186 GB0190 GB0194 GB0195 GB0197 GB0199 GB0201 GB0203 GB0204 '
+              'GB0217 GB0252 GB0255 GB0256 GB0257 GB0258 GB0259 GB0260 GB0261 GB0278 '
+              'GB0280 GB0287 GB0289 GB0368 GB0369 GB0459 GB0808 GB1220 GB1275 GB1319 '
+              'GB1584 GB2852 GB3383 GB4393 GB4778 GB5380 GB5458 GB5849 GB6012 GB6999 '
+              'GB7637 GB7968 GB8315 GB8887 GB8977 GB9137 GB9277 GB9522 GB9528 GB9672')),
+    Rule("BS029", "higher_order_op", "higher-order-op",
+         'torch.cond / while_loop / scan / map / checkpoint / functorch used with arguments it '
+         'does not accept',
+         why="A higher-order op's body or operands break its rules (non-tensor operands, "
+             'differing branch outputs, an nn.Module or mutation inside the body).',
+         suggestion='Pass operands as a tuple of tensors, return the same structure from both '
+                    'branches, and keep bodies free of mutation and module calls.',
+         before='torch.cond(p, f, g, x)',
+         after='torch.cond(p, f, g, (x,))',
+         ids=('GB0017 GB0040 GB0041 GB0042 GB0068 GB0073 GB0074 GB0102 GB0149 GB0301 '
+              'GB0302 GB0303 GB0304 GB0305 GB0306 GB0307 GB0308 GB0309 GB0310 GB0311 '
+              'GB0312 GB0313 GB0314 GB0315 GB0316 GB0317 GB0318 GB0319 GB0320 GB0321 '
+              'GB0322 GB0323 GB0324 GB0325 GB0326 GB0327 GB0328 GB0329 GB0330 GB0331 '
+              'GB0332 GB0333 GB0334 GB0335 GB0336 GB0337 GB0338 GB0339 GB0340 GB0341 '
+              'GB0342 GB0343 GB0344 GB0345 GB0349 GB0350 GB0351 GB0353 GB0355 GB0356 '
+              'GB1380 GB6017')),
+    Rule("BS030", "escape_hatch", "escape-hatch-misuse",
+         'nonstrict_trace / leaf_function / assume_constant_result used with inputs it does not '
+         'accept',
+         why='The escape hatch only takes tensors, basic Python values or registered pytrees, and '
+             'needs a fake function (leaf_function).',
+         suggestion='Pass tensors/pytrees of tensors, define the function outside the compiled '
+                    'region, and give leaf_function its fake_fn.',
+         before='@leaf_function\ndef f(x): ...',
+         after='@leaf_function(fake_fn)\ndef f(x): ...',
+         ids=('GB0078 GB0236 GB0238 GB0239 GB0251 GB2520 GB3840 GB6210')),
+    Rule("BS031", "distributed", "distributed",
+         "Distributed feature outside Dynamo's support",
+         why='`async_op=True` collectives, P2P ops, FSDP with use_orig_params=False and similar '
+             'are not traced.',
+         suggestion='Use `async_op=False` (the default) inside the compiled region, FSDP '
+                    '`use_orig_params=True`, or enable P2P compilation.',
+         before='dist.all_reduce(t, async_op=True).wait()',
+         after='dist.all_reduce(t)',
+         settings=(('enable_p2p_compilation', True),),
+         ids=('GB0053 GB0172 GB0181 GB0210 GB0282 GB1750 GB2696 GB3343 GB9300 GB9860')),
+    Rule("BS032", "exception", "exception",
+         'Exception handling Dynamo cannot model',
+         why='Raising/catching exceptions in forward in forms Dynamo cannot trace (non-exception '
+             'values, keyword args, traceback access), or an exception raised while tracing.',
+         suggestion='Validate inputs before the compiled call and keep exceptions out of '
+                    "forward's normal path; use `torch._check` for checks.",
+         before='if x.dim() != 2:\n    raise ValueError(msg=...)',
+         after='torch._check(x.dim() == 2)',
+         ids=('GB0028 GB0050 GB0051 GB0057 GB0088 GB0089 GB0095 GB0135 GB0273 GB9625')),
+    Rule("BS033", "user_error", "user-error",
+         'Code that fails in eager too (or arguments Dynamo rejects)',
+         why='The traced code raises on fake tensors or is called wrongly: shape/device mismatch, '
+             'missing key, wrong arguments, undefined variable.',
+         suggestion='Run it uncompiled (`torch.compiler.set_stance("force_eager")`) to see the '
+                    'error and fix the call.',
+         before='return y @ torch.ones(3, 3)  # y is (4, 4)',
+         after='return y @ torch.ones(4, 3)',
+         ids=('GB0010 GB0011 GB0012 GB0020 GB0021 GB0064 GB0076 GB0081 GB0091 GB0111 '
+              'GB0112 GB0136 GB0137 GB0167 GB0171 GB0174 GB0182 GB0196 GB0223 GB0248 '
+              'GB0249 GB0285 GB0286 GB0288 GB2922 GB4315 GB5173 GB7312 GB9158 GB9840')),
+    Rule("BS034", "dynamo_limitation", "dynamo-limitation",
+         'Python construct Dynamo does not support yet',
+         why='Dynamo has no support for this construct (a bytecode, comprehension form, '
+             'reconstruction across a break, a C slot of a builtin type); not a bug in your code.',
+         suggestion='Write the construct more plainly (a loop instead of the comprehension, no '
+                    'closures/iterators kept across a break); fix an earlier break first when '
+                    'Dynamo says it may be the cause; else put it in a small disabled helper.',
+         before='out = {k: f(v) for k, v in items if cond(v)}',
+         after='out = {}\nfor k, v in items:\n    if cond(v):\n        out[k] = f(v)',
+         ids=('GB0023 GB0047 GB0048 GB0055 GB0071 GB0079 GB0080 GB0082 GB0086 GB0092 '
+              'GB0093 GB0116 GB0117 GB0122 GB0143 GB0168 GB0178 GB0193 GB0200 GB0215 '
+              'GB0292 GB0295 GB0299 GB0354 GB0755 GB0781 GB1297 GB2483 GB2544 GB2669 '
+              'GB3006 GB3775 GB3934 GB4240 GB4411 GB4841 GB4880 GB5195 GB5696 GB5904 '
+              'GB6053 GB6215 GB6276 GB6604 GB6622 GB6890 GB7286 GB7425 GB7510 GB7786 '
+              'GB7906 GB8435 GB9458 GB9548 GB9561 GB9648 GB9898')),
+    Rule("BS035", "recompile_limit", "recompile-limit",
+         'Recompile limit reached',
+         why='The function was recompiled more than `recompile_limit` times (a guard keeps '
+             'failing), so it now runs eagerly.',
+         suggestion='Find the changing guard (`TORCH_LOGS=recompiles`): compile with '
+                    '`dynamic=True`/`mark_dynamic`, stop mutating globals in forward; raise the '
+                    'limit only when the recompiles are expected.',
+         before="CALLS['n'] += 1\nreturn self.fc(x)",
+         after='return self.fc(x)  # count in the caller',
+         ids=('GB0039')),
+    Rule("BS036", "backend_error", "backend-error",
+         'The compiler backend failed on this graph',
+         why='Inductor (or another backend) raised while compiling the graph, so Dynamo split it '
+             'and ran that part eagerly.',
+         suggestion='Reproduce with `backend="aot_eager"` to see whether the backend is at fault, '
+                    'then isolate the failing op in a small disabled helper and report it.',
+         before='torch.compile(model)',
+         after='torch.compile(model, backend="aot_eager")  # bisect',
+         ids=('GB0219')),
+)

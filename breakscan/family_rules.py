@@ -20,6 +20,9 @@ FAMILY_RULES: tuple[Rule, ...] = (
                     'Python ints.',
          before='s = sorted([x[0].sum(), x[1].sum()])',
          after='s = torch.stack([x[0].sum(), x[1].sum()]).sort().values',
+         advice_by_id=(("GB0207", '`sorted()` over tensors needs their values in Python: stack them and sort with '
+                               'tensor ops (`torch.stack(xs).sort().values`; `argsort` to reorder other '
+                               'tensors by them).'),),
          ids=('GB0038 GB0070 GB0207 GB0218 GB7596')),
     Rule("BS014", "dynamic_shape", "symbolic-shape",
          'A condition on symbolic sizes Dynamo cannot decide',
@@ -44,6 +47,18 @@ FAMILY_RULES: tuple[Rule, ...] = (
          matches=(Match("GB0007", r"module: (_?random|numpy\.random)\b|qualname: [\w.]*"
                                   r"(manual_seed|\bseed|Generator)\b"),
                   Match("GB0363", r"Generator")),
+         advice_by_id=(("GB0033", 'A NumPy or `random` draw that returns a Python number breaks the graph: draw '
+                               "it with torch's RNG in forward (`torch.rand(())` for `np.random.rand()`, "
+                               '`torch.randn(n)` for `np.random.randn(n)`), a 0-d tensor that stays in the '
+                               'graph.'),
+                       ("GB0007", 'Seeding or drawing through a function Dynamo skips (`torch.manual_seed`, '
+                               '`random.random`): seed once outside forward, before the compiled call, and '
+                               "draw with torch's RNG ops (`torch.rand`, `torch.randn_like`) in forward."),
+                       ("GB0363", "A `torch.Generator` made in forward is an opaque object: use torch's global "
+                               'RNG (`torch.rand(...)` without `generator=`), seeded outside forward, or '
+                               'create the generator once outside and pass it in.'),
+                       ("GB0055", '`generator=` hands Dynamo an object it cannot put in a graph: draw from '
+                               "torch's global RNG (drop `generator=`), seeded outside forward.")),
          ids=('GB0107 GB0110 GB0297 GB0298 GB7650')),
     Rule("BS016", "custom_op", "custom-op-fake",
          'Operator that cannot run on fake tensors',
@@ -66,8 +81,11 @@ FAMILY_RULES: tuple[Rule, ...] = (
                     'a supported manager (`torch.no_grad`, `torch.autocast`).',
          before='with LOCK:\n    y = y + 1',
          after='y = y + 1  # caller: with LOCK: out = model(x)',
-         settings=(('enable_trace_contextlib', True),),
          code_matches=(Match("GB0007", r"^\s*(async\s+)?with\b"),),
+         advice_by_id=(("GB0142", 'Dynamo cannot enter this `with` object (a `threading.Lock`, a custom manager): '
+                               'take the lock (or enter the manager) in the caller around the model call; '
+                               'inside forward keep only managers Dynamo knows (`torch.no_grad`, '
+                               '`torch.autocast`).'),),
          ids=('GB0066 GB0142 GB0209 GB0212 GB0221 GB0262 GB0263 GB0274 GB0279 GB0370 '
               'GB2533')),
     Rule("BS018", "iteration", "iterator",
@@ -79,6 +97,9 @@ FAMILY_RULES: tuple[Rule, ...] = (
                     'it inside forward.',
          before='model(x, d.items())',
          after='model(x, d)  # forward: for k, v in d.items()',
+         advice_by_id=(("GB0811", 'An iterator object passed in (`d.items()`, `zip(...)`, `map(...)`) cannot be '
+                               'stepped at trace time, so Dynamo skips the function: pass the dict, list or '
+                               'tuple itself and iterate it inside forward.'),),
          ids=('GB0003 GB0024 GB0061 GB0062 GB0063 GB0077 GB0094 GB0114 GB0115 GB0118 '
               'GB0120 GB0132 GB0133 GB0134 GB0152 GB0154 GB0155 GB0160 GB0192 GB0253 '
               'GB0268 GB0811 GB1752 GB2549 GB4347 GB7230 GB8335')),
@@ -94,6 +115,10 @@ FAMILY_RULES: tuple[Rule, ...] = (
          after='def block(h):\n    return lin(h)  # STATS.append(1) in the caller',
          settings=(('skip_fwd_side_effects_in_bwd_under_checkpoint', True),),
          matches=(Match("GB0067", r"checkpoint"),),
+         advice_by_id=(("GB0067", 'Python state mutated inside a checkpointed function (`torch.utils.checkpoint`) '
+                               'cannot be replayed in backward: move the mutation to the caller (return the '
+                               'value), or set `skip_fwd_side_effects_in_bwd_under_checkpoint` (the setting '
+                               'below) if not replaying it is fine.'),),
          ids=('GB0067 GB0097 GB0169 GB0189 GB0198 GB0254 GB0271 GB0358 GB0467 GB1177 '
               'GB2404 GB3241 GB3697 GB4271 GB4413 GB7502')),
     Rule("BS020", "hook", "hook-in-forward",
@@ -106,6 +131,10 @@ FAMILY_RULES: tuple[Rule, ...] = (
          after='# outside the compiled model:\nout.register_hook(lambda g: GRADS.append(g.norm()))',
          settings=(('compiled_autograd', True),),
          chain_matches=(Match("GB0067", r"\.register_\w*hook\("),),
+         advice_by_id=(("GB0067", 'The hook registered here has a side effect (it appends, logs or mutates Python '
+                               'state), which Dynamo cannot replay when the hook runs in backward: register '
+                               "the hook outside forward (on the model's output, in the training loop), or "
+                               'make its body a pure tensor function (`lambda g: g * 0.5`).'),),
          ids=('GB0013 GB0029 GB0083 GB0100 GB0101 GB0165 GB0166 GB7444')),
     Rule("BS021", "autograd", "autograd-in-forward",
          'Autograd work inside the compiled forward',
@@ -117,6 +146,16 @@ FAMILY_RULES: tuple[Rule, ...] = (
          before='g, = torch.autograd.grad(y, w, create_graph=True)',
          after='torch._dynamo.config.trace_autograd_ops = True  # same code, one graph',
          settings=(('trace_autograd_ops', True),),
+         advice_by_id=(("GB9186", '`torch.autograd.grad` inside forward is not traced by default: set '
+                               '`torch._dynamo.config.trace_autograd_ops = True` (below) to keep it in the '
+                               'graph, or compute the gradient in the caller after the compiled forward.'),
+                       ("GB8985", '`requires_grad_()` on a tensor computed in forward leaks it out as an output: '
+                               'call it on the input in the caller (before the compiled call), or on a leaf '
+                               'made in `__init__`; detach what you return.'),
+                       ("GB0045", 'Use `torch.no_grad()` around the call instead of testing '
+                               '`tensor.is_inference()` in forward.'),
+                       ("GB0046", 'Use `torch.no_grad()` around the call instead of testing '
+                               '`torch.is_inference_mode_enabled()` in forward.')),
          ids=('GB0019 GB0045 GB0046 GB0085 GB0104 GB0108 GB0123 GB0125 GB0138 GB0139 '
               'GB0140 GB0144 GB0145 GB0173 GB0205 GB0206 GB0225 GB0346 GB0347 GB0348 '
               'GB0352 GB0371 GB0372 GB0373 GB0442 GB1042 GB1140 GB1381 GB1724 GB2019 '
@@ -141,7 +180,7 @@ FAMILY_RULES: tuple[Rule, ...] = (
                     'module attribute access plain; RNNs need the allow_rnn setting.',
          before='w = nn.Parameter(torch.ones(4))  # in forward',
          after='self.w = nn.Parameter(torch.ones(4))  # in __init__',
-         settings=(('allow_rnn', True), ('inline_inbuilt_nn_modules', True)),
+         settings=(('allow_rnn', True),),
          ids=('GB0014 GB0031 GB0032 GB0119 GB0121 GB0153 GB0161 GB0162 GB0188 GB0202 '
               'GB0211 GB0226 GB0228 GB0229 GB0235 GB0237 GB0243 GB0244 GB0264 GB0281')),
     Rule("BS024", "tensor_subclass", "tensor-subclass",
@@ -183,6 +222,10 @@ FAMILY_RULES: tuple[Rule, ...] = (
                     'compare tensors with `is`; keep identity caches outside forward.',
          before='if y.data_ptr() == w.data_ptr():\n    y = y.clone()',
          after='if y is w:\n    y = y.clone()',
+         advice_by_id=(("GB5976", '`data_ptr()` is a run-time address Dynamo cannot know while tracing: compare '
+                               'the tensors themselves (`if y is w:`), or decide once outside forward.'),
+                       ("GB4501", '`id(x)` is a run-time address: key caches by something stable (a name, a '
+                               'module attribute, a shape tuple), or keep the cache outside forward.')),
          ids=('GB0027 GB0141 GB0176 GB0191 GB0222 GB0272 GB0276 GB0283 GB0364 GB0365 '
               'GB0366 GB0367 GB0682 GB0871 GB2861 GB4501 GB4608 GB4749 GB5976 GB9316')),
     Rule("BS028", "python_object", "python-object",
@@ -196,6 +239,8 @@ FAMILY_RULES: tuple[Rule, ...] = (
          before='def forward(self, x):\n    class Box: ...',
          after='class Box: ...  # module level',
          settings=(('enable_trace_load_build_class', True),),
+         advice_by_id=(("GB8977", 'A class is defined inside forward: define it at module level (or set '
+                               '`enable_trace_load_build_class`, below).'),),
          ids=('GB0004 GB0006 GB0054 GB0075 GB0084 GB0113 GB0131 GB0175 GB0180 GB0183 '
               'GB0184 GB0186 GB0190 GB0194 GB0195 GB0197 GB0199 GB0201 GB0203 GB0204 '
               'GB0217 GB0252 GB0255 GB0256 GB0257 GB0258 GB0259 GB0260 GB0261 GB0278 '

@@ -163,6 +163,9 @@ class ScanResult:
     # The user's torch.compile settings the scan ran with: backend and mode (the timings),
     # dynamic (capture, run-time counts, recompile check, timings), options (the timings).
     compile_settings: dict[str, Any] = field(default_factory=dict)
+    # Dynamo settings the scanned process had changed from their defaults (the model's own
+    # ``torch._dynamo.config.X = ...``): never advised again, never tried as a fix.
+    dynamo_settings: dict[str, Any] = field(default_factory=dict)
     # torch.compile raised on the model where eager did not (exit 3, every gate fails).
     compile_error: CompileError | None = None
     program: ProgramReport | None = None  # breakscan run: the whole program, not one model
@@ -210,7 +213,7 @@ class ScanResult:
             _flatten_inductor(graph)
         # Keep the documented key order: identity first, then the facts.
         order = ["schema_version", "target", "method", "torch_version", "python_version", "device",
-                 "training", "inputs", "captured_call", "compile_settings", "compile_error", "program", "ranks",
+                 "training", "inputs", "captured_call", "compile_settings", "dynamo_settings", "compile_error", "program", "ranks",
                  "rank_differences", "summary", "explain", "later_call",
                  "discrepancies", "breaks", "graphs", "frames", "recompiles", "timings", "static",
                  "kernel_findings", "fixes", "unfixed", "gate", "partial", "stopped_at", "error", "notes", "capture_seconds",

@@ -44,8 +44,16 @@ class Rule:
     ids: str = ""
     # Dynamo settings worth trying for every break of the family (each verified by --fix).
     settings: tuple[tuple[str, Any], ...] = ()
+    # Advice for one registry id of the family (or one it narrows to this family), naming that
+    # cause and its change; the family's ``suggestion`` covers the others.
+    advice_by_id: tuple[tuple[str, str], ...] = ()
+
+    def advice_for(self, gb_id: str | None) -> str:
+        """The advice for a break of this family with registry id ``gb_id``."""
+        return dict(self.advice_by_id).get(gb_id or "", self.suggestion)
 
     @property
     def gb_ids(self) -> list[str]:
         """Every registry id of the family: its own, then those it claims by narrowing."""
-        return list(dict.fromkeys(self.ids.split() + [m.gb_id for m in self.matches]))
+        narrowed = self.matches + self.code_matches + self.chain_matches
+        return list(dict.fromkeys(self.ids.split() + [m.gb_id for m in narrowed]))

@@ -27,9 +27,7 @@ BREAK_RULES: tuple[Rule, ...] = (
              "and Dynamo ends the graph there and resumes in a new one, so nothing fuses across "
              "it and Python runs between the two graphs.",
          suggestion="Keep the value as a 0-d tensor (e.g. `s = y.sum()` and use `s` in tensor "
-                    "math), or return it and call .item() outside the compiled region; if a "
-                    "Python scalar is really needed, `torch._dynamo.config.capture_scalar_outputs"
-                    " = True` keeps it in the graph.",
+                    "math), or return it and call .item() outside the compiled region.",
          before="h = self.fc(x)\nself.last_mean = h.mean().item()\nreturn h",
          after="h = self.fc(x)\nreturn h, h.mean()  # log mean.item() after the call",
          fixes=("capture_scalar_outputs",),
@@ -91,8 +89,7 @@ BREAK_RULES: tuple[Rule, ...] = (
          why="`nonzero`, boolean masks (`x[x > 0]`), `unique`… have a size known only after "
              "running: by default Dynamo breaks before them.",
          suggestion="Use a static-shape formulation (`torch.where(mask, x, 0)` instead of "
-                    "`x[mask]`, masked sums instead of nonzero), or set "
-                    "`torch._dynamo.config.capture_dynamic_output_shape_ops = True`.",
+                    "`x[mask]`, masked sums instead of nonzero).",
          before="picked = h[h > 0]\nreturn picked.sum()",
          after="return torch.where(h > 0, h, 0).sum()  # same value, static shape",
          fixes=("capture_dynamic_output_shape_ops",),
@@ -318,10 +315,27 @@ def rule_for_fix(fix_id: str, category: str) -> str:
     return spec.rule if spec is not None and spec.rule else rule_id(category)
 
 
+def settings_of(category: str) -> list[tuple[str, Any]]:
+    """The Dynamo settings worth trying for a break of ``category``: its rule's setting fixes,
+    then the family's own settings (``Rule.settings``)."""
+    found = [pair for spec in fixes_for(category, "setting") for pair in spec.config]
+    return found + [pair for pair in rule_for(category).settings if pair not in found]
+
+
+def family_setting_fixes(category: str) -> list[FixSpec]:
+    """The family's own settings as setting fixes (one entry in the catalogue, no FIXES row)."""
+    rule = rule_for(category)
+    return [FixSpec(name, "setting", rule.id, f"torch._dynamo.config.{name} = {value!r}",
+                    ((name, value),)) for name, value in rule.settings if name not in FIXES]
+
+
 def fixes_for(category: str, kind: str) -> list[FixSpec]:
     """The fixes of this kind tried on a break of ``category``: its rule's, then those that
-    also apply to it (the print guard for an ``.item()`` that is only printed)."""
+    also apply to it (the print guard for an ``.item()`` that is only printed), then the
+    family's own settings."""
     own = [FIXES[i] for i in rule_for(category).fixes if FIXES[i].kind == kind]
+    if kind == "setting":
+        own += family_setting_fixes(category)
     return own + [f for f in FIXES.values() if category in f.also_for and f.kind == kind]
 
 

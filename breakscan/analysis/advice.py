@@ -12,15 +12,27 @@ import ast
 import os
 import re
 
-from . import categories
+from . import categories, registry
 from .loops import VALUE_CATEGORIES, iteration_at
 from .roots import NUMPY_FUNCTION, source_text
 from .skipped import enclosing_block
 from ..frames import Frame, is_torch_file, module_ast, switched_helper
 from ..records import RootBreak
+from ..rules import settings_of
 
 _GENERIC_HINTS = ("report an issue", "file an issue", "unlikely that Dynamo will ever",
                   "graph break is fundamental", "Dynamo bug")
+# Text addressed to Dynamo's developers, never passed on ("Add tp_iternext_impl to this
+# VariableTracker subclass").
+_DEVELOPER_TEXT = re.compile(r"VariableTracker|\w+_impl\b|override to \w+|No handler implemented|"
+                             r"as_proxy\(\)|reconstruction (rules|support)|Dynamo developers")
+
+
+def useful_hints(item: RootBreak) -> list[str]:
+    """Dynamo's hints that are about this break: no hint-class boilerplate, nothing meant for
+    Dynamo's developers, no "report an issue"."""
+    return [h for h in item.hints if h.strip() and not registry.is_class_hint(h)
+            and not _DEVELOPER_TEXT.search(h) and not any(g in h for g in _GENERIC_HINTS)]
 
 
 _DISABLED_FN = re.compile(r"function `?<function (?P<name>[\w.<>]+) at")
@@ -75,17 +87,39 @@ def _disabled_advice(item: RootBreak) -> str:
             "remove it.")
 
 
-def advice(item: RootBreak) -> str:
-    """What the reader can do about this break: never a pointer to text that is not there."""
+def advice(item: RootBreak, in_force: dict | None = None) -> str:
+    """What the reader can do about this break: never a pointer to text that is not there.
+    ``in_force``: the Dynamo settings the scanned process had changed (never advised again)."""
     category = item.root_category
-    skipped = _skipped_advice(item)
+    skipped = _caused_advice(item) + _skipped_advice(item)
     if category == "tensor_constant" and item.constants:
         return " ".join(skipped + [_constant_advice(item)])
     line_advice = _helper_advice(item) or _iteration_advice(item)
     if line_advice:  # what to do at this line, instead of the rule's generic advice
         return " ".join(skipped + [line_advice] + _owner_advice(item, category))
     return " ".join(_sites_advice(item) + skipped + [_category_advice(item, category)] +
+                    _settings_advice(category, in_force or {}) +
                     _owner_advice(item, category))
+
+
+def _settings_advice(category: str, in_force: dict) -> list[str]:
+    """The family's settings: to try, or already in force in this run (so not the fix)."""
+    out = []
+    for name, value in settings_of(category):
+        if name in in_force and in_force[name] == value:
+            out.append(f"`torch._dynamo.config.{name}` is already {value!r} in this run, so "
+                       "it is not the fix here.")
+        else:
+            out.append(f"Setting to try: `torch._dynamo.config.{name} = {value!r}` "
+                       "(`--fix` verifies whether it removes the break).")
+    return out
+
+
+def _caused_advice(item: RootBreak) -> list[str]:
+    if item.caused_by is None:
+        return []
+    return [f"Dynamo says an earlier break may cause this one: fix the break at "
+            f"{os.path.basename(item.caused_by)} first, and this one may go with it."]
 
 
 def _helper_advice(item: RootBreak) -> str:
@@ -161,16 +195,16 @@ def _category_advice(item: RootBreak, category: str) -> str:
                 "compiled region (in `__init__`, or pass the result in) when it does not depend "
                 "on the inputs, or write it with torch ops.")
     if category != "other":
-        return categories.CATEGORIES[category].suggestion
+        return categories.CATEGORIES[category].advice_for(item.gb_id)
     return _dynamo_advice(item)
 
 
 def _dynamo_advice(item: RootBreak) -> str:
-    """A break no rule covers: Dynamo's own hint or explanation, else what it did."""
-    useful = [h for h in item.hints if not any(g in h for g in _GENERIC_HINTS)]
+    """A break no family covers: Dynamo's own hint or explanation, else what it did."""
+    useful = useful_hints(item)
     if useful:
         return f"Dynamo's hint: {useful[0].rstrip('.')}."
-    if item.explanation:
+    if item.explanation and not _DEVELOPER_TEXT.search(item.explanation):
         return f"Dynamo: {item.explanation.splitlines()[0].rstrip('.')}."
     if item.gb_type == "step_unsupported":
         # explain's reason when Dynamo restarted after a failure further on and ended the
@@ -209,12 +243,26 @@ def _owner_advice(item: RootBreak, category: str) -> list[str]:
                     f"{os.path.basename(f.file)}:{f.line} (`{f.code}`) with "
                     "`torch.compiler.disable` (one explicit break instead of this one), "
                     "or change how you call it."]
-        return ["Not your code: decorate the calling function with "
-                "`torch.compiler.disable` to keep it out of the compiled region."]
-    if category == "other":
-        return [f"If it cannot change, decorate {item.function or 'the function'}() with "
-                "`torch.compiler.disable` (one explicit break instead)."]
+        return ["Not your code, and no line of yours is on its stack: call the library "
+                "outside the compiled function (compile the parts before and after it)."]
+    if category in SMALLEST_REGION:
+        return [smallest_region(item)]
     return []
+
+
+# Families whose advice ends with the smallest disabled region: no rewrite is known for them.
+SMALLEST_REGION = frozenset({"other", "dynamo_limitation", "python_object", "iteration",
+                             "exception"})
+
+
+def smallest_region(item: RootBreak) -> str:
+    """The smallest region to run eagerly: the statement, never the whole function (a disabled
+    ``forward()`` leaves the model with no graph at all)."""
+    where = f"{os.path.basename(item.file)}:{item.line}"
+    return (f"If it cannot change, move just the statement at {where} into a small helper "
+            "decorated with `torch.compiler.disable` and call that, so the rest of "
+            f"{item.function or 'the function'}() still compiles (not the whole "
+            f"{item.function or 'function'}(): that would run it with no graph).")
 
 
 def constant_patch(brk: RootBreak) -> str:

@@ -17,7 +17,7 @@ from .discrepancies import discrepancies
 from .graphs import compiled_frames, explain_counts, graph_info
 from .loops import merge_iterations
 from .origins import merge_origins
-from .ranking import analysis_order, reorder_breaks
+from .ranking import after_causes, analysis_order, mark_caused, reorder_breaks
 from .roots import Roots, break_at, break_frame, category_at, record_location
 from .skipped import fold_comprehensions, mark_skipped, name_skipped_frames
 from ..frames import Frame, model_stack, user_frame
@@ -38,8 +38,9 @@ class Analysis:
     discrepancies: list[Discrepancy]  # where explain's numbers and breakscan's differ, and why
 
 
-def analyse(raw: RawCapture) -> Analysis:
-    """Reconcile explain's output and the raw records of one capture into root-cause breaks."""
+def analyse(raw: RawCapture, in_force: dict | None = None) -> Analysis:
+    """Reconcile explain's output and the raw records of one capture into root-cause breaks;
+    ``in_force``: the Dynamo settings the scanned process had changed (not advised again)."""
     explain = explain_counts(raw.explain, raw.explain_error)
     graphs = [graph_info(i, gm) for i, gm in enumerate(raw.explain.graphs if raw.explain else [])]
     records = [r for r in (parse_break_message(t) for t in raw.graph_break_logs) if r]
@@ -53,12 +54,13 @@ def analyse(raw: RawCapture) -> Analysis:
     merge_iterations(roots)
     fold_comprehensions(roots, frames)
     _attach_resume_functions(roots.items, frames)
+    mark_caused(roots.items)
     for item in roots.items:
         item.user_frame = user_frame(item.call_chain) if item.owner != "user" else None
-        item.suggestion = advice(item)
+        item.suggestion = advice(item, in_force)
     found = Analysis(summary=_summary(raw, records, graphs, roots.items, frames), explain=explain,
                      graphs=graphs, breaks=roots.items, frames=frames, discrepancies=[])
-    reorder_breaks(found, sorted(roots.items, key=analysis_order))
+    reorder_breaks(found, after_causes(sorted(roots.items, key=analysis_order)))
     found.discrepancies = discrepancies(found.summary, explain, found.breaks, graphs, frames)
     return found
 

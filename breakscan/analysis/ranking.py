@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Callable, Protocol
 
+from .registry import EARLIER_BREAK
 from ..records import CompiledFrame, RootBreak
 
 OWNER_RANK = {"user": 0, "third_party": 1, "torch": 2}  # the user's own breaks first
@@ -60,6 +61,30 @@ def impact(brk: RootBreak) -> float:
 
 def rank(found: HasBreaks) -> None:
     """Order the breaks by impact within each owner (the user's own first); a tie keeps the
-    analysis order. Frames keep pointing at the same breaks."""
-    reorder_breaks(found, sorted(found.breaks,
-                                 key=lambda b: (OWNER_RANK.get(b.owner, 3), -impact(b))))
+    analysis order; a break caused by an earlier one right after it. Frames keep pointing at
+    the same breaks."""
+    reorder_breaks(found, after_causes(sorted(
+        found.breaks, key=lambda b: (OWNER_RANK.get(b.owner, 3), -impact(b)))))
+
+
+def mark_caused(breaks: list[RootBreak]) -> None:
+    """A break whose hints say an earlier break may cause it (Dynamo's hint class
+    CAUSED_BY_EARLIER_GRAPH_BREAK) points at the break Dynamo met before it (``breaks`` in the
+    order Dynamo reported them); only one in the same file, at or above its line."""
+    for at, brk in enumerate(breaks):
+        if EARLIER_BREAK not in brk.hint_classes or brk.caused_by is not None:
+            continue
+        earlier = [b for b in breaks[:at] if b.file == brk.file and b.line <= brk.line]
+        if earlier:  # the last break before it in its own file
+            brk.caused_by = earlier[-1].location()
+
+
+def after_causes(breaks: list[RootBreak]) -> list[RootBreak]:
+    """``breaks`` with each caused break moved right after the break that causes it."""
+    order = [b for b in breaks if b.caused_by is None or
+             not any(c.location() == b.caused_by for c in breaks if c is not b)]
+    for brk in breaks:
+        if brk not in order:
+            cause = next(i for i, c in enumerate(order) if c.location() == brk.caused_by)
+            order.insert(cause + 1, brk)
+    return order

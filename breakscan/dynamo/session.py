@@ -160,3 +160,22 @@ def dynamic_shapes(dynamic: bool | None) -> contextlib.AbstractContextManager[An
     if dynamic:
         return config.patch(assume_static_by_default=False)
     return config.patch(automatic_dynamic_shapes=False, assume_static_by_default=True)
+
+
+def settings_in_force() -> dict[str, Any]:
+    """Dynamo's settings whose value differs from their default in this process (plain values
+    only); {} on a torch whose config module keeps no defaults (feature-detected)."""
+    import torch._dynamo.config as config
+
+    entries = getattr(config, "_config", None)
+    if not isinstance(entries, dict):
+        return {}
+    changed: dict[str, Any] = {}
+    for name, entry in entries.items():
+        if getattr(entry, "alias", None):  # an old name of another setting
+            continue
+        value, default = getattr(config, name, None), getattr(entry, "default", None)
+        if isinstance(value, (bool, int, float, str)) and value != default and \
+                not name.startswith("_"):
+            changed[name] = value
+    return changed

@@ -22,7 +22,7 @@ from ..analysis.compile_error import apply_compile_error
 from ..analysis.origins import link_module_constants
 from .call import ModelCall, model_call
 from .capture import RawProgram, program_capture, run_eager, scan_pass
-from ..dynamo.session import recompile_limit
+from ..dynamo.session import recompile_limit, settings_in_force
 from ..errors import UsageError
 from ..analysis.impact import apply_costs, apply_later_call, apply_regions, apply_runtime, counted_code
 from .constants import module_constants
@@ -201,7 +201,8 @@ def _timings(result: ScanResult, call: ModelCall, timing: TimingOptions, progres
 
 
 def _result(loaded: LoadedTarget, raw: RawCapture, options: ScanOptions) -> ScanResult:
-    found = analyse(raw)
+    in_force = settings_in_force()
+    found = analyse(raw, in_force)
     # A module's own signature is (*args, **kwargs); name the inputs after its method's.
     signature_of = getattr(loaded.fn, loaded.method, loaded.fn) \
         if isinstance(loaded.fn, torch.nn.Module) else loaded.fn
@@ -210,8 +211,8 @@ def _result(loaded: LoadedTarget, raw: RawCapture, options: ScanOptions) -> Scan
         device=str(loaded.device), training=loaded.training,
         inputs=describe_inputs(loaded.args, loaded.kwargs,
                                positional_names(signature_of, len(loaded.args))),
-        compile_settings=options.compile_settings, capture_seconds=round(raw.seconds, 4),
-        notes=raw.notes, model_output=raw.model_output, dynamo_log=raw.dynamo_log)
+        compile_settings=options.compile_settings, dynamo_settings=in_force,
+        capture_seconds=round(raw.seconds, 4), notes=raw.notes, model_output=raw.model_output, dynamo_log=raw.dynamo_log)
 
 
 def scan(target: str, options: ScanOptions | None = None, *,
@@ -312,10 +313,11 @@ def program_result(options: ProgramOptions, raw: RawProgram, outcome: Any | None
                    kernels: ProgramKernels | None = None) -> ScanResult:
     """The report of a program run (``outcome`` None: it has not ended); ``kernels``: what
     ``--kernels`` recorded of each graph's compile."""
-    found = analyse(raw.capture)
+    in_force = settings_in_force()  # the program's own settings, as it left them
+    found = analyse(raw.capture, in_force)
     result = ScanResult.start(
         " ".join(options.command), found, torch_version=str(torch.__version__),
-        captured_call="every call the program made",
+        captured_call="every call the program made", dynamo_settings=in_force,
         capture_seconds=round(raw.capture.seconds, 4), notes=raw.capture.notes,
         model_output=raw.capture.model_output, dynamo_log=raw.capture.dynamo_log)
     regions = apply_regions(result, raw.regions)

@@ -45,7 +45,7 @@ FAMILY_RULES: tuple[Rule, ...] = (
          code_matches=(Match("GB0033", r"\b(np|numpy)\.random\.|\brandom\.\w+\("),
                        Match("GB0055", r"\bgenerator\s*=")),
          matches=(Match("GB0007", r"module: (_?random|numpy\.random)\b|qualname: [\w.]*"
-                                  r"(manual_seed|\bseed|Generator)\b"),
+                                  r"(manual_seed|\bseed|Generator|Random\.\w+)\b"),
                   Match("GB0363", r"Generator")),
          advice_by_id=(("GB0033", 'A NumPy or `random` draw that returns a Python number breaks the graph: draw '
                                "it with torch's RNG in forward (`torch.rand(())` for `np.random.rand()`, "
@@ -130,7 +130,8 @@ FAMILY_RULES: tuple[Rule, ...] = (
          before='y.register_hook(lambda g: GRADS.append(g.norm()))',
          after='# outside the compiled model:\nout.register_hook(lambda g: GRADS.append(g.norm()))',
          settings=(('compiled_autograd', True),),
-         chain_matches=(Match("GB0067", r"\.register_\w*hook\("),),
+         # a hook registered in forward: Dynamo breaks in the hook or in torch's hook handle
+         chain_matches=tuple(Match(gb, r"\.register_\w*hook\(") for gb in ("GB0067", "GB0467")),
          advice_by_id=(("GB0067", 'The hook registered here has a side effect (it appends, logs or mutates Python '
                                'state), which Dynamo cannot replay when the hook runs in backward: register '
                                "the hook outside forward (on the model's output, in the training loop), or "

@@ -76,7 +76,7 @@ class HookOnce(nn.Module):
         graphs: 2
         breaks: 1
         records: 1
-        category: other
+        category: hook
         calls: first_only
         break_at: self.fc2.register_forward_hook(_keep_output)
         explain_breaks: 1

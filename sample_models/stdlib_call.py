@@ -1,6 +1,7 @@
 """A call into the Python standard library that Dynamo cannot trace."""
 
 import random
+import time
 
 import numpy as np
 
@@ -9,13 +10,14 @@ from torch import nn
 
 
 class RandomJitter(nn.Module):
-    """`random.random()` is a C builtin Dynamo skips: a break at the call.
+    """`random.random()` is a C builtin Dynamo skips: a break at the call (family rng: draw with
+    `torch.rand(())` instead).
 
     Expected scan (--input-shape 8,16):
         graphs: 2
         breaks: 1
         records: 1
-        category: unsupported_call
+        category: rng
         break_at: jitter = random.random()
     """
 
@@ -50,16 +52,40 @@ class TorchJitter(nn.Module):
         return h * (1 + jitter)
 
 
-class NumpyRandom(nn.Module):
-    """`np.random.rand()` in forward: Dynamo traces NumPy through torch._numpy and then needs
-    the random value on the host (GB0033, as for `.item()`); breakscan calls it what it is, an
-    untraceable call, and suggests `torch.rand(())`.
+class TimerInForward(nn.Module):
+    """`time.perf_counter()` is a C builtin Dynamo skips: a break at the call (family
+    unsupported_call). Nothing in the tensor math uses the time: `--fix` guards it with
+    `torch.compiler.is_compiling()`.
 
     Expected scan (--input-shape 8,16):
         graphs: 2
         breaks: 1
         records: 1
         category: unsupported_call
+        break_at: self.started = time.perf_counter()
+    """
+
+    def __init__(self, width: int = 16):
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+        self.started = 0.0
+
+    def forward(self, x):
+        h = self.fc(x)
+        self.started = time.perf_counter()
+        return torch.relu(h)
+
+
+class NumpyRandom(nn.Module):
+    """`np.random.rand()` in forward: Dynamo traces NumPy through torch._numpy and then needs
+    the random value on the host (GB0033, as for `.item()`); breakscan calls it what it is, a
+    random draw (family rng), and suggests `torch.rand(())`.
+
+    Expected scan (--input-shape 8,16):
+        graphs: 2
+        breaks: 1
+        records: 1
+        category: rng
         break_at: scale = 1.0 + np.random.rand() * 0.1
     """
 

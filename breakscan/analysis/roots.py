@@ -70,9 +70,10 @@ class Roots:
 def category_at(chain: list[Frame], gb_id: str | None, gb_type: str, explanation: str,
                 context: str, file: str, line: int, code: str) -> str:
     """The family of a break reported at ``file:line`` with this call chain."""
-    frames = "\n".join(f"{f.file}:{f.function}: {f.code}" for f in chain)
-    return categories.categorize(gb_id, gb_type, explanation, context,
-                                 source_text(file, line, code), frames)
+    code = source_text(file, line, code)
+    frames = "\n".join([f"{f.file}:{f.function}: {f.code}" for f in chain] +
+                       [f"{file}:: {code}"])
+    return categories.categorize(gb_id, gb_type, explanation, context, code, frames)
 
 
 def record_location(record: BreakRecord) -> tuple[list[Frame], Frame | None]:

@@ -172,9 +172,11 @@ def settings_in_force() -> dict[str, Any]:
         return {}
     changed: dict[str, Any] = {}
     for name, entry in entries.items():
-        if getattr(entry, "alias", None):  # an old name of another setting
-            continue
-        value, default = getattr(config, name, None), getattr(entry, "default", None)
+        if getattr(entry, "alias", None) or getattr(entry, "deprecated", False):
+            continue  # an old name of another setting, or one that does nothing
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            value, default = getattr(config, name, None), getattr(entry, "default", None)
         if isinstance(value, (bool, int, float, str)) and value != default and \
                 not name.startswith("_"):
             changed[name] = value

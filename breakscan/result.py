@@ -20,7 +20,7 @@ from .records import (CompiledFrame, CompileError, Discrepancy, ExplainCounts, G
                       RecompileReport, RootBreak, StaticFinding)
 from .verdicts import ABTiming, Correctness, Fix, GateResult, TimingReport
 
-SCHEMA_VERSION = "1.16"
+SCHEMA_VERSION = "1.17"
 
 
 def whole(value: float | None) -> str:

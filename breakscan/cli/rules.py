@@ -17,11 +17,18 @@ from .output import make_console
 
 @app.command()
 def rules(rule: Optional[str] = typer.Argument(None, help="A rule id (BS001), name or "
-                                               "category to explain.")) -> None:
+                                               "category to explain."),
+          markdown: bool = typer.Option(False, "--markdown", help="Print the whole catalogue "
+                                        "as Markdown (docs/rules.md is this output).")) -> None:
     """List the rule catalogue, or explain one rule with its example and fixes."""
     from ..report import terminal
     from ..rules import CATALOGUE, find_rule
 
+    if markdown:
+        from ..report.catalogue import catalogue_markdown
+
+        typer.echo(catalogue_markdown(), nl=False)
+        return
     console = make_console()
     if rule is None:
         terminal.render_rule_list(CATALOGUE, console)

@@ -31,7 +31,8 @@ from .html_kernels import (KernelChip, finding_anchor, ir_rows, kernel_rows,
 from .literal import printable, scrubbed
 from .wording import (COMPILE_ERROR_ADVICE, calls_line, fixes_baseline, calls_text, chain_step, compared_speedup,
                       compared_timing, compared_total, fires_text, fix_numbers, gate_status,
-                      median_iqr, ms, noise_note, outputs_verdict, runtime_line, settings_text,
+                      hint_classes_text, median_iqr, ms, noise_note, outputs_verdict, own_hints,
+                      runtime_line, settings_text,
                       speed_line)
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
@@ -253,6 +254,7 @@ def _break_views(result: ScanResult, section: str,
                       else None,
                       "calls": calls_text(brk),
                       "chain": [chain_step(f) for f in brk.call_chain],
+                      "hints": own_hints(brk), "classes": hint_classes_text(brk),
                       "fixes": [_fix_view(f) for f in fixes]})
     return views, [f for f in result.fixes if id(f) not in used]
 

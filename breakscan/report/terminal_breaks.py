@@ -17,7 +17,8 @@ from ..records import RootBreak
 from ..result import ScanResult
 from ..result import whole as count
 from .literal import LiteralTable, printable
-from .wording import COMPILE_ERROR_ADVICE, calls_text, chain_step, fires_text, ms
+from .wording import (COMPILE_ERROR_ADVICE, calls_text, chain_step, fires_text, hint_classes_text,
+                      ms, own_hints)
 
 CONTEXT_LINES = 2
 
@@ -67,8 +68,10 @@ def _break_panel(rank: int, brk: RootBreak, result: ScanResult) -> Panel:
         body.append(Text("why: ", style="dim") + Text(prose))
         for step in steps:
             body.append(Text(f"  ↳ {step}", style="cyan"))
-    for hint in brk.hints:
+    for hint in own_hints(brk):
         body.append(Text("hint: ", style="dim") + Text(hint))
+    if brk.hint_classes:
+        body.append(Text("Dynamo's class: ", style="dim") + Text(hint_classes_text(brk)))
     if brk.user_frame is not None:
         f = brk.user_frame
         body.append(Text("your line: ", style="bold yellow") + Text(

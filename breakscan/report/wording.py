@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
+from ..analysis.registry import is_class_hint
 from ..frames import Frame
 from ..records import Recompile, RootBreak
 from ..result import Comparison, ScanResult
@@ -283,3 +284,19 @@ def fixes_baseline(fixes: list[Fix]) -> list[str]:
                      "magnitude before any fix; each fix's compiled outputs are judged against "
                      "that (up to twice as far), not as its own failure")
     return lines
+
+
+def own_hints(brk: RootBreak) -> list[str]:
+    """Dynamo's hints about this break, without its hint-class boilerplate (named instead by
+    :func:`hint_classes_text`)."""
+    return [h for h in brk.hints if not is_class_hint(h)]
+
+
+def hint_classes_text(brk: RootBreak) -> str:
+    """'FUNDAMENTAL, SUPPORTABLE' with what each means to the reader, or ''."""
+    meaning = {"USER_ERROR": "may fail uncompiled too", "FUNDAMENTAL": "Dynamo will not trace it",
+               "SUPPORTABLE": "Dynamo could support it one day",
+               "DIFFICULT": "hard to debug", "DYNAMO_BUG": "likely a Dynamo bug",
+               "CAUSED_BY_EARLIER_GRAPH_BREAK": "may follow from an earlier break",
+               "INFERENCE_MODE": "inference-mode checks", "SPARSE_TENSOR": "sparse tensors"}
+    return ", ".join(f"{c} ({meaning[c]})" if c in meaning else c for c in brk.hint_classes)

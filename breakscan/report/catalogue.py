@@ -1,0 +1,85 @@
+"""The rule catalogue as Markdown: docs/rules.md is this text, generated, never edited by hand.
+
+``breakscan rules --markdown`` prints it; tests/unit/test_rules_doc.py fails when docs/rules.md
+and the catalogue differ, so adding a rule is one entry in ``rules.py`` / ``family_rules.py`` /
+``kernel_rules.py`` and a regenerated page (as in ruff's rule docs).
+"""
+
+from __future__ import annotations
+
+from ..rule_model import Match, Rule
+from ..rules import CATALOGUE, fixes_for
+
+HEADER = """# Rules
+
+Generated from breakscan's rule catalogue by `breakscan rules --markdown > docs/rules.md`; do
+not edit by hand (a test compares the two). Every id of Dynamo's graph-break registry belongs
+to one break family (a rule of kind `break`); where Dynamo uses one id for several causes it is
+narrowed by the break's source line, its call chain or its text. `breakscan rules RULE` shows
+one rule in the terminal.
+"""
+
+KINDS = {"break": "graph break", "recompile": "recompile", "kernel": "kernel (`--kernels`)"}
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _fixes(rule: Rule) -> list[str]:
+    if rule.kind == "kernel":
+        return list(rule.fixes)
+    ids = [f.id for kind in ("source", "setting", "constants", "dynamic")
+           for f in fixes_for(rule.category, kind)]
+    return list(dict.fromkeys(list(rule.fixes) + ids))
+
+
+def _narrowed(rule: Rule) -> list[str]:
+    lines = []
+    for field, what in (("code_matches", "source line"), ("chain_matches", "call chain"),
+                        ("matches", "text")):
+        for m in getattr(rule, field):
+            if isinstance(m, Match) and m.pattern:
+                lines.append(f"- {m.gb_id} when its {what} matches `{m.pattern}`")
+    return lines
+
+
+def _rule_section(rule: Rule) -> list[str]:
+    out = [f"## {rule.id} {rule.name}", "", f"**{rule.title}** — {KINDS[rule.kind]}"
+           + (f", family `{rule.category}`" if rule.kind == "break" else
+              f", `{rule.category}`"), "", f"Why: {rule.why}", "", f"Advice: {rule.suggestion}"]
+    if rule.before:
+        out += ["", "Before:", "", "```python", rule.before, "```", "", "After:", "",
+                "```python", rule.after, "```"]
+    for gb, text in rule.advice_by_id:
+        out += ["", f"Advice for {gb}: {text}"]
+    if rule.settings:
+        out += ["", "Settings tried by `--fix`: " + ", ".join(
+            f"`{name} = {value!r}`" for name, value in rule.settings)]
+    fixes = _fixes(rule)
+    if fixes:
+        out += ["", "Fixes `--fix` can verify: " + ", ".join(f"`{f}`" for f in fixes)]
+    if rule.ids:
+        out += ["", f"Registry ids ({len(rule.ids.split())}): " + ", ".join(rule.ids.split())]
+    narrowed = _narrowed(rule)
+    plain = [m.gb_id for m in rule.matches if m.pattern is None]
+    if plain:
+        out += ["", "Also: " + ", ".join(plain)]
+    if narrowed:
+        out += ["", "Narrowed to this rule:", ""] + narrowed
+    return out + [""]
+
+
+def catalogue_markdown() -> str:
+    """docs/rules.md: a summary table, then one section per rule."""
+    lines = [HEADER, "| rule | name | family / cause | kind | title | registry ids | fixes |",
+             "|---|---|---|---|---|---|---|"]
+    for rule in CATALOGUE:
+        lines.append(f"| [{rule.id}](#{rule.id.lower()}-{rule.name}) | {rule.name} | "
+                     f"`{rule.category}` | {rule.kind} | {_cell(rule.title)} | "
+                     f"{len(rule.gb_ids) or '—'} | "
+                     f"{', '.join(_fixes(rule)) or '—'} |")
+    lines.append("")
+    for rule in CATALOGUE:
+        lines += _rule_section(rule)
+    return "\n".join(lines).rstrip("\n") + "\n"

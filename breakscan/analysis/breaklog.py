@@ -24,12 +24,9 @@ block wraps it. The names Dynamo gives its resume functions
 
 from __future__ import annotations
 
-import functools
-import importlib.util
-import json
 import re
-from pathlib import Path
 
+from . import registry
 from ..frames import parse_stack, provenance_frame
 from ..records import BreakRecord
 
@@ -95,24 +92,8 @@ def original_name(code_name: str) -> str:
     return RESUME_NAME.sub(lambda m: m.group("fn"), code_name)
 
 
-@functools.lru_cache(maxsize=1)
-def _registry_ids() -> dict[str, str]:
-    """Dynamo's graph-break registry (type text -> GB id), read from the JSON file torch ships,
-    without importing torch: ``breakscan trace`` runs in a process that never loads it."""
-    spec = importlib.util.find_spec("torch")
-    if spec is None or not spec.submodule_search_locations:
-        return {}
-    path = Path(list(spec.submodule_search_locations)[0]) / "_dynamo" / "graph_break_registry.json"
-    try:
-        registry = json.loads(path.read_text())
-        return {entry["Gb_type"]: gb_id for gb_id, entries in registry.items()
-                for entry in entries}
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
-        return {}
-
-
 def _gb_id_from_registry(gb_type: str) -> str | None:
-    return _registry_ids().get(gb_type)
+    return registry.id_of(gb_type)
 
 
 def _parse_blocks(lines: list[str]) -> list[dict]:

@@ -82,6 +82,18 @@ def entries() -> dict[str, tuple[dict, ...]]:
             for k, v in data.items() if isinstance(v, list)}
 
 
+@functools.lru_cache(maxsize=1)
+def _ids_by_title() -> dict[str, str]:
+    return {str(e.get("Gb_type")): gb_id for gb_id, history in entries().items()
+            for e in history}
+
+
+def id_of(title: str) -> str | None:
+    """The GB id whose title (any entry of its history) is ``title``: Dynamo prints an id only
+    for some breaks, and compilation metrics give only the title."""
+    return _ids_by_title().get(title)
+
+
 def classes_of(hints: list[str] | tuple[str, ...]) -> list[str]:
     """The hint classes among ``hints`` (exact text, whitespace normalised), in order."""
     known = hint_classes()

@@ -50,6 +50,7 @@ class Roots:
     def add(self, *, chain: list[Frame], gb_id: str | None, gb_type: str, explanation: str,
             hints: list[str], context: str, source: str, file: str, line: int,
             function: str, code: str) -> RootBreak:
+        gb_id = gb_id or registry.id_of(gb_type)  # metrics give only the title
         category = category_at(chain, gb_id, gb_type, explanation, context, file, line, code)
         owner = owner_of(file)
         item = RootBreak(
@@ -72,8 +73,20 @@ def category_at(chain: list[Frame], gb_id: str | None, gb_type: str, explanation
     """The family of a break reported at ``file:line`` with this call chain."""
     code = source_text(file, line, code)
     frames = "\n".join([f"{f.file}:{f.function}: {f.code}" for f in chain] +
-                       [f"{file}:: {code}"])
+                       [f"{file}:: {code}"] +
+                       [f"custom_op: {name}" for name in custom_ops_called(file, code)])
     return categories.categorize(gb_id, gb_type, explanation, context, code, frames)
+
+
+def custom_ops_called(file: str, code: str) -> list[str]:
+    """The functions ``code`` calls that its file defines as custom ops
+    (``@torch.library.custom_op(...)``): a data-dependent break there is the op's fake."""
+    tree = module_ast(file) if "(" in code else None
+    if tree is None:
+        return []
+    ops = [n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+           and any("custom_op" in ast.unparse(d) for d in n.decorator_list)]
+    return [name for name in ops if re.search(rf"\b{re.escape(name)}\(", code)]
 
 
 def record_location(record: BreakRecord) -> tuple[list[Frame], Frame | None]:

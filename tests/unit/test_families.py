@@ -66,6 +66,9 @@ def test_every_break_family_is_one_entry_with_ids_advice_and_example():
     ("GB0142", "", "", "", "context_manager"),
     ("GB0811", "", "", "", "iteration"),
     ("GB0087", "", "", "", "custom_op"),
+    ("GB0033", "", "return scale(y) + 1", "m.py:forward: x\ncustom_op: scale", "custom_op"),
+    ("GB4315", "", "", "/t/torch/_library/custom_ops.py:: return fn(*args)", "custom_op"),
+    ("GB4315", "", "return y @ w", "m.py:: return y @ w", "user_error"),
 ])
 def test_an_id_is_narrowed_by_its_line_chain_or_text(gb_id, text, code, chain, family):
     assert categories.categorize(gb_id, "", text, "", code, chain) == family
@@ -170,3 +173,21 @@ def test_a_break_dynamo_says_an_earlier_break_causes_is_ranked_after_it():
 
 def test_rules_by_category_has_every_family():
     assert {"object_identity", "rng", "autograd", "hook", "side_effect"} <= set(RULES_BY_CATEGORY)
+
+
+def test_a_title_alone_finds_its_registry_id():
+    """Compilation metrics give a break's title, not its id."""
+    assert registry.id_of("RuntimeError when making fake tensor call") == "GB4315"
+    assert registry.id_of("graph break in loop") == "GB7000"
+    assert registry.id_of("no such title") is None
+
+
+def test_a_call_of_a_custom_op_defined_in_the_file_is_seen(tmp_path):
+    from breakscan.analysis.roots import custom_ops_called
+
+    model = tmp_path / "ops.py"
+    model.write_text("import torch\n\n@torch.library.custom_op('ns::scale', mutates_args=())\n"
+                     "def scale(x: torch.Tensor) -> torch.Tensor:\n    return x * 2\n\n"
+                     "def rescale(x):\n    return x\n")
+    assert custom_ops_called(str(model), "return scale(y) + rescale(y)") == ["scale"]
+    assert custom_ops_called(str(model), "return rescale(y)") == []

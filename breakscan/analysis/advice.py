@@ -243,8 +243,9 @@ def _owner_advice(item: RootBreak, category: str) -> list[str]:
                     f"{os.path.basename(f.file)}:{f.line} (`{f.code}`) with "
                     "`torch.compiler.disable` (one explicit break instead of this one), "
                     "or change how you call it."]
-        return ["Not your code, and no line of yours is on its stack: call the library "
-                "outside the compiled function (compile the parts before and after it)."]
+        return ["Not your code, and no line of yours calls it: the settings and the library's "
+                "switches act without editing it (`--fix` verifies them); else report the break "
+                "to the library."]
     if category in SMALLEST_REGION:
         return [smallest_region(item)]
     return []

@@ -15,6 +15,7 @@ from rich.text import Text
 from ..frames import display_path, provenance_frame, source_lines
 from ..records import RootBreak
 from ..result import ScanResult
+from ..rules import rule_for
 from ..result import whole as count
 from .literal import LiteralTable, printable
 from .wording import (COMPILE_ERROR_ADVICE, calls_text, chain_step, fires_text, hint_classes_text,
@@ -78,6 +79,9 @@ def _break_panel(rank: int, brk: RootBreak, result: ScanResult) -> Panel:
             f"{display_path(f.file)}:{f.line} in {f.function}() `{f.code}` calls into the "
             f"{brk.owner.replace('_', '-')} code that breaks: act there"))
     body.append(Text("fix: ", style="bold green") + Text(brk.suggestion))
+    rule = rule_for(brk.root_category)
+    if rule.before:
+        body.append(Text(f"example: breakscan rules {rule.id} ({rule.name})", style="dim"))
     if brk.doc_url:
         body.append(Text(f"docs: {brk.doc_url}", style="dim"))
     return Panel(Group(*body), title=title, title_align="left", expand=True)

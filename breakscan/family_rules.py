@@ -109,17 +109,18 @@ FAMILY_RULES: tuple[Rule, ...] = (
          why='Mutating Python state from inside a higher-order op (activation checkpointing, '
              'torch.cond bodies) or in forms Dynamo cannot model (class attributes, computed '
              'setattr names, __class__).',
-         suggestion='Move the mutation out of the checkpointed/compiled function (return the '
-                    'value and update state in the caller); under checkpointing, accept not '
-                    'replaying it in backward with the setting.',
+         suggestion='Change Python state outside the compiled function: return the value and '
+                    'update the state in the caller (class attributes, attributes set by a '
+                    'computed name, `__class__`, a mapping being iterated); inside forward keep '
+                    'to plain attributes set by constant names.',
          before='def block(h):\n    STATS.append(1)\n    return lin(h)',
          after='def block(h):\n    return lin(h)  # STATS.append(1) in the caller',
-         settings=(('skip_fwd_side_effects_in_bwd_under_checkpoint', True),),
          matches=(Match("GB0067", r"checkpoint"),),
          advice_by_id=(("GB0067", 'Python state mutated inside a checkpointed function (`torch.utils.checkpoint`) '
                                'cannot be replayed in backward: move the mutation to the caller (return the '
-                               'value), or set `skip_fwd_side_effects_in_bwd_under_checkpoint` (the setting '
-                               'below) if not replaying it is fine.'),),
+                               'value), or set `torch._dynamo.config.'
+                               'skip_fwd_side_effects_in_bwd_under_checkpoint = True` if not replaying it '
+                               'is fine (`--fix` tries it: Dynamo\'s hint names it).'),),
          ids=('GB0067 GB0097 GB0169 GB0189 GB0198 GB0254 GB0271 GB0358 GB0467 GB1177 '
               'GB2404 GB3241 GB3697 GB4271 GB4413 GB7502')),
     Rule("BS020", "hook", "hook-in-forward",
@@ -130,7 +131,6 @@ FAMILY_RULES: tuple[Rule, ...] = (
                     'hook bodies pure; backward hooks on modules need compiled autograd.',
          before='y.register_hook(lambda g: GRADS.append(g.norm()))',
          after='# outside the compiled model:\nout.register_hook(lambda g: GRADS.append(g.norm()))',
-         settings=(('compiled_autograd', True),),
          # a hook registered in forward: Dynamo breaks in the hook or in torch's hook handle
          chain_matches=tuple(Match(gb, r"\.register_\w*hook\(") for gb in ("GB0067", "GB0467")),
          advice_by_id=(("GB0067", 'The hook registered here has a side effect (it appends, logs or mutates Python '
@@ -179,10 +179,10 @@ FAMILY_RULES: tuple[Rule, ...] = (
              '`nn.Parameter(...)` built in forward, RNN/GRU/LSTM, or a module missing '
              '`super().__init__()`.',
          suggestion='Create parameters in `__init__`, index submodules with Python ints, keep '
-                    'module attribute access plain; RNNs need the allow_rnn setting.',
+                    'module attribute access plain; an RNN, GRU or LSTM needs `torch._dynamo.config.allow_rnn = True` '
+                    '(Dynamo\'s hint names it; `--fix` tries it).',
          before='w = nn.Parameter(torch.ones(4))  # in forward',
          after='self.w = nn.Parameter(torch.ones(4))  # in __init__',
-         settings=(('allow_rnn', True),),
          ids=('GB0014 GB0031 GB0032 GB0119 GB0121 GB0153 GB0161 GB0162 GB0188 GB0202 '
               'GB0211 GB0226 GB0228 GB0229 GB0235 GB0237 GB0243 GB0244 GB0264 GB0281')),
     Rule("BS024", "tensor_subclass", "tensor-subclass",

@@ -26,7 +26,9 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
-def _fixes(rule: Rule) -> list[str]:
+def rule_fixes(rule: Rule) -> list[str]:
+    """Every fix `--fix` can try for the rule: its own, the settings, those of other rules
+    that also apply to its breaks."""
     if rule.kind == "kernel":
         return list(rule.fixes)
     ids = [f.id for kind in ("source", "setting", "constants", "dynamic")
@@ -56,7 +58,7 @@ def _rule_section(rule: Rule) -> list[str]:
     if rule.settings:
         out += ["", "Settings tried by `--fix`: " + ", ".join(
             f"`{name} = {value!r}`" for name, value in rule.settings)]
-    fixes = _fixes(rule)
+    fixes = rule_fixes(rule)
     if fixes:
         out += ["", "Fixes `--fix` can verify: " + ", ".join(f"`{f}`" for f in fixes)]
     if rule.ids:
@@ -78,7 +80,7 @@ def catalogue_markdown() -> str:
         lines.append(f"| [{rule.id}](#{rule.id.lower()}-{rule.name}) | {rule.name} | "
                      f"`{rule.category}` | {rule.kind} | {_cell(rule.title)} | "
                      f"{len(rule.gb_ids) or '—'} | "
-                     f"{', '.join(_fixes(rule)) or '—'} |")
+                     f"{', '.join(rule_fixes(rule)) or '—'} |")
     lines.append("")
     for rule in CATALOGUE:
         lines += _rule_section(rule)

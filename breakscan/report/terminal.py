@@ -25,6 +25,7 @@ from ..records import StaticFinding
 from ..result import Comparison, ModelRun, ScanResult
 from ..result import whole as count
 from ..rules import Rule, finding_status
+from .catalogue import rule_fixes
 from .literal import LiteralTable, printable, scrubbed
 from .terminal_breaks import print_breaks
 from .terminal_fixes import AB_STYLE, print_fixes
@@ -257,8 +258,10 @@ def render_rule_list(rules: tuple[Rule, ...], console: Console) -> None:
         table.add_column(column, no_wrap=column in ("id", "name", "fixes"),
                          ratio=1 if column in ("title", "Dynamo ids") else None)
     for rule in rules:
-        table.add_row(rule.id, rule.name, rule.title, ", ".join(rule.gb_ids) or "-",
-                      "\n".join(rule.fixes) or "-")
+        ids = rule.gb_ids
+        shown = ", ".join(ids[:3]) + (f", … ({len(ids)} ids)" if len(ids) > 3 else "")
+        table.add_row(rule.id, rule.name, rule.title, shown or "-",
+                      "\n".join(rule_fixes(rule)) or "-")
     console.print(table)
 
 
@@ -274,8 +277,11 @@ def render_rule(rule: Rule, console: Console) -> None:
         console.print(Padding(Syntax(rule.before, "python", theme="ansi_dark"), (0, 0, 0, 2)))
         console.print(Text("after:", style="bold"))
         console.print(Padding(Syntax(rule.after, "python", theme="ansi_dark"), (0, 0, 0, 2)))
-    if rule.fixes:
-        console.print(Text("verified fixes (--fix): " + ", ".join(rule.fixes), style="cyan"))
+    for gb_id, text in rule.advice_by_id:
+        console.print(Text(f"fix for {gb_id}: ", style="bold green") + Text(text))
+    if rule_fixes(rule):
+        console.print(Text("fixes --fix tries and verifies: " + ", ".join(rule_fixes(rule)),
+                           style="cyan"))
     if rule.gb_ids:
         console.print(Text("registry: " + REGISTRY_URL.format(id=rule.gb_ids[0].lower()),
                            style="dim"))

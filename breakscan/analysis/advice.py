@@ -118,8 +118,12 @@ def _settings_advice(category: str, in_force: dict) -> list[str]:
 def _caused_advice(item: RootBreak) -> list[str]:
     if item.caused_by is None:
         return []
-    return [f"Dynamo says an earlier break may cause this one: fix the break at "
-            f"{os.path.basename(item.caused_by)} first, and this one may go with it."]
+    where = os.path.basename(item.caused_by)
+    if registry.EARLIER_BREAK in item.hint_classes:
+        return [f"Dynamo says an earlier break may cause this one: fix the break at {where} "
+                "first, and this one may go with it."]
+    return [f"It uses what the break at {where} creates: fix that one first, and this one "
+            "goes with it."]
 
 
 def _helper_advice(item: RootBreak) -> str:

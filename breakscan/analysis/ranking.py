@@ -10,6 +10,7 @@ analysis the user's own breaks first, then skipped frames, then the most graph s
 
 from __future__ import annotations
 
+import re
 from typing import Callable, Protocol
 
 from .registry import EARLIER_BREAK
@@ -77,6 +78,30 @@ def mark_caused(breaks: list[RootBreak]) -> None:
         earlier = [b for b in breaks[:at] if b.file == brk.file and b.line <= brk.line]
         if earlier:  # the last break before it in its own file
             brk.caused_by = earlier[-1].location()
+    for brk in breaks:  # an object an earlier break created, used where this one breaks
+        maker = next((b for b in breaks if b is not brk and b.root_category in _MAKERS and
+                      b.file == brk.file and b.function == brk.function and b.line < brk.line
+                      and _uses(brk.code, _bound(b.code))), None)
+        if maker is not None and brk.caused_by is None:
+            brk.caused_by = maker.location()
+
+
+# Families whose break creates the object a later line then breaks on (a torch.Generator made in
+# forward, GB0363, then `torch.rand(..., generator=g)`, GB0055): fixing the first fixes both.
+_MAKERS = frozenset({"opaque_object", "rng"})
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def _bound(code: str) -> set[str]:
+    """The plain names a one-line assignment binds (``g = ...``, ``a, b = ...``)."""
+    target, sep, _ = code.partition("=")
+    if not sep or code.lstrip().startswith(("if ", "while ", "return ")) or "==" in code:
+        return set()
+    return set(_NAME.findall(target)) - {"self"}
+
+
+def _uses(code: str, names: set[str]) -> bool:
+    return bool(names) and bool(names & set(_NAME.findall(code.partition("=")[2] or code)))
 
 
 def after_causes(breaks: list[RootBreak]) -> list[RootBreak]:

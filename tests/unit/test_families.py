@@ -191,3 +191,16 @@ def test_a_call_of_a_custom_op_defined_in_the_file_is_seen(tmp_path):
                      "def rescale(x):\n    return x\n")
     assert custom_ops_called(str(model), "return scale(y) + rescale(y)") == ["scale"]
     assert custom_ops_called(str(model), "return rescale(y)") == []
+
+
+def test_a_break_on_an_object_an_earlier_break_created_follows_it():
+    """torch.Generator() made in forward (GB0363), then used as generator= (GB0055): one cause."""
+    made = _brk("rng", "GB0363", line=35, code="g = torch.Generator().manual_seed(0)")
+    used = _brk("rng", "GB0055", line=36, code="return y + torch.rand(4, generator=g)")
+    other = _brk("item", "GB0124", line=37, code="n = y.sum().item()")
+    ranking.mark_caused([made, used, other])
+    assert (made.caused_by, used.caused_by, other.caused_by) == (None, "/w/m.py:35", None)
+    assert "uses what the break at m.py:35 creates" in advice_mod.advice(used)
+    unrelated = _brk("rng", "GB0055", line=40, code="return torch.rand(4, generator=h)")
+    ranking.mark_caused([made, unrelated])
+    assert unrelated.caused_by is None

@@ -204,3 +204,25 @@ def test_a_break_on_an_object_an_earlier_break_created_follows_it():
     unrelated = _brk("rng", "GB0055", line=40, code="return torch.rand(4, generator=h)")
     ranking.mark_caused([made, unrelated])
     assert unrelated.caused_by is None
+
+
+def test_a_baseline_from_before_the_families_still_knows_its_breaks():
+    """A zoo's baseline written when a break was `other` must not call it new when this
+    catalogue names it `rng`; a really new break on another line still fails."""
+    from types import SimpleNamespace
+
+    from breakscan.gate import _baseline_checks
+    from breakscan.options import GateOptions
+
+    seed = _brk("rng", "GB0007", line=5, code="torch.manual_seed(0)")
+    fresh = _brk("item", "GB0124", line=9, code="n = y.sum().item()")
+    base = {"breaks": [{"category": "other", "file": "/w/m.py", "code": "torch.manual_seed(0)"},
+                       {"category": "print", "file": "/w/m.py", "code": "print(y)"}]}
+    result = SimpleNamespace(breaks=[seed, fresh],
+                             summary=SimpleNamespace(graph_count=2, recompile_count=0))
+    notes: list[str] = []
+    (check,) = _baseline_checks(result, GateOptions(baseline=base), notes)
+    assert (check.actual, check.passed) == (1, False) and "n = y.sum().item()" in check.detail
+    assert "torch.manual_seed" not in check.detail
+    assert notes == ["same break, now rng (the baseline says other) at /w/m.py "
+                     "`torch.manual_seed(0)`", "fixed: print at /w/m.py `print(y)`"]

@@ -23,7 +23,8 @@ FAMILY_RULES: tuple[Rule, ...] = (
          advice_by_id=(("GB0207", '`sorted()` over tensors needs their values in Python: stack them and sort with '
                                'tensor ops (`torch.stack(xs).sort().values`; `argsort` to reorder other '
                                'tensors by them).'),),
-         ids=('GB0038 GB0070 GB0207 GB0218 GB7596')),
+         ids=('GB0038 GB0070 GB0207 GB0218 GB7596 '
+              'GB5687')),
     Rule("BS014", "dynamic_shape", "symbolic-shape",
          'A condition on symbolic sizes Dynamo cannot decide',
          why='With dynamic shapes a size is a symbol; an assert or comparison on it (or an '
@@ -72,7 +73,8 @@ FAMILY_RULES: tuple[Rule, ...] = (
          chain_matches=(Match("GB0033", r"torch/_library/custom_ops\.py|^custom_op: "),
                         Match("GB4315", r"torch/_library/custom_ops\.py|^custom_op: ")),
          matches=(Match("GB4315", r"fake impl|fake kernel|register_fake"),),
-         ids=('GB0043 GB0049 GB0087 GB0090 GB0216 GB0361 GB2977 GB3326 GB4026 GB6735')),
+         ids=('GB0043 GB0049 GB0087 GB0090 GB0216 GB0361 GB2977 GB3326 GB4026 GB6735 '
+              'GB3069')),
     Rule("BS017", "context_manager", "context-manager",
          'Unsupported context manager',
          why='Dynamo does not know how to enter this `with` object (a `threading.Lock`, a custom '
@@ -88,7 +90,8 @@ FAMILY_RULES: tuple[Rule, ...] = (
                                'inside forward keep only managers Dynamo knows (`torch.no_grad`, '
                                '`torch.autocast`).'),),
          ids=('GB0066 GB0142 GB0209 GB0212 GB0221 GB0262 GB0263 GB0274 GB0279 GB0370 '
-              'GB2533')),
+              'GB2533 '
+              'GB2473 GB4996')),
     Rule("BS018", "iteration", "iterator",
          'An iterator or generator Dynamo cannot step',
          why='A `dict_items`/`zip`/`map` object passed in, a generator method, an itertools form '
@@ -103,7 +106,8 @@ FAMILY_RULES: tuple[Rule, ...] = (
                                'tuple itself and iterate it inside forward.'),),
          ids=('GB0003 GB0024 GB0061 GB0062 GB0063 GB0077 GB0094 GB0114 GB0115 GB0118 '
               'GB0120 GB0132 GB0133 GB0134 GB0152 GB0154 GB0155 GB0160 GB0192 GB0253 '
-              'GB0268 GB0811 GB1752 GB2549 GB4347 GB7230 GB8335')),
+              'GB0268 GB0811 GB1752 GB2549 GB4347 GB7230 GB8335 '
+              'GB7151 GB9192')),
     Rule("BS019", "side_effect", "side-effect",
          'Side effect Dynamo cannot replay',
          why='Mutating Python state from inside a higher-order op (activation checkpointing, '
@@ -122,7 +126,8 @@ FAMILY_RULES: tuple[Rule, ...] = (
                                'skip_fwd_side_effects_in_bwd_under_checkpoint = True` if not replaying it '
                                'is fine (`--fix` tries it: Dynamo\'s hint names it).'),),
          ids=('GB0067 GB0097 GB0169 GB0189 GB0198 GB0254 GB0271 GB0358 GB0467 GB1177 '
-              'GB2404 GB3241 GB3697 GB4271 GB4413 GB7502')),
+              'GB2404 GB3241 GB3697 GB4271 GB4413 GB7502 '
+              'GB6815 GB8949')),
     Rule("BS020", "hook", "hook-in-forward",
          'Hook registered or run in the compiled region',
          why='A tensor/module hook registered in forward whose body has a side effect (appending, '
@@ -162,7 +167,8 @@ FAMILY_RULES: tuple[Rule, ...] = (
               'GB0140 GB0144 GB0145 GB0173 GB0205 GB0206 GB0225 GB0346 GB0347 GB0348 '
               'GB0352 GB0371 GB0372 GB0373 GB0442 GB1042 GB1140 GB1381 GB1724 GB2019 '
               'GB2464 GB4372 GB4927 GB5748 GB6297 GB6663 GB7054 GB7299 GB7324 GB8985 '
-              'GB9186')),
+              'GB9186 '
+              'GB0375')),
     Rule("BS022", "tensor_mutation", "tensor-mutation",
          "Change of a tensor's storage or metadata",
          why='`.data =`, `resize_`, `set_`, `share_memory_`, in-place view ops on inputs or '
@@ -172,7 +178,8 @@ FAMILY_RULES: tuple[Rule, ...] = (
          before='self.w.data = self.w.data * 0.9',
          after='return x @ (self.w * 0.9)',
          ids=('GB0056 GB0058 GB0072 GB0126 GB0127 GB0128 GB0220 GB0240 GB0241 GB0242 '
-              'GB0247 GB4197')),
+              'GB0247 GB4197 '
+              'GB0998 GB1576 GB5282 GB5491 GB7020 GB7905 GB8587')),
     Rule("BS023", "nn_module", "module-usage",
          'nn.Module used in a way Dynamo cannot trace',
          why='Custom `__getattr__`/`__getattribute__`, indexing a ModuleList with a non-constant, '
@@ -194,7 +201,8 @@ FAMILY_RULES: tuple[Rule, ...] = (
                     '`__tensor_flatten__`/`__tensor_unflatten__`).',
          before='out = model(MyTensor(x))',
          after='out = model(x)  # wrap the result outside',
-         ids=('GB0000 GB0001 GB0026 GB0103 GB0163 GB0164 GB0227 GB0234')),
+         ids=('GB0000 GB0001 GB0026 GB0103 GB0163 GB0164 GB0227 GB0234 '
+              'GB2736')),
     Rule("BS025", "sparse_nested_tensor", "sparse-or-nested",
          'Sparse or strided nested tensor',
          why='torch.compile does not support sparse tensors or strided NestedTensors inside the '
@@ -215,7 +223,8 @@ FAMILY_RULES: tuple[Rule, ...] = (
          before='g = torch.Generator().manual_seed(0)\nnoise = torch.rand(4, generator=g)',
          after='noise = torch.rand(4)  # the global RNG; seed it outside forward',
          ids=('GB0265 GB0266 GB0267 GB0357 GB0362 GB0363 GB1739 GB2078 GB4695 GB7685 '
-              'GB8656 GB8843 GB9567')),
+              'GB8656 GB8843 GB9567 '
+              'GB6441')),
     Rule("BS027", "object_identity", "object-identity",
          'Object identity, hash or data pointer used as a value',
          why='`id(x)`, `hash(obj)`, weakrefs, `data_ptr()` comparisons and sets of tensors depend '
@@ -248,7 +257,8 @@ FAMILY_RULES: tuple[Rule, ...] = (
               'GB0217 GB0252 GB0255 GB0256 GB0257 GB0258 GB0259 GB0260 GB0261 GB0278 '
               'GB0280 GB0287 GB0289 GB0368 GB0369 GB0459 GB0808 GB1220 GB1275 GB1319 '
               'GB1584 GB2852 GB3383 GB4393 GB4778 GB5380 GB5458 GB5849 GB6012 GB6999 '
-              'GB7637 GB7968 GB8315 GB8887 GB8977 GB9137 GB9277 GB9522 GB9528 GB9672')),
+              'GB7637 GB7968 GB8315 GB8887 GB8977 GB9137 GB9277 GB9522 GB9528 GB9672 '
+              'GB4399 GB4818 GB6066 GB9899')),
     Rule("BS029", "higher_order_op", "higher-order-op",
          'torch.cond / while_loop / scan / map / checkpoint / functorch used with arguments it '
          'does not accept',
@@ -264,7 +274,8 @@ FAMILY_RULES: tuple[Rule, ...] = (
               'GB0322 GB0323 GB0324 GB0325 GB0326 GB0327 GB0328 GB0329 GB0330 GB0331 '
               'GB0332 GB0333 GB0334 GB0335 GB0336 GB0337 GB0338 GB0339 GB0340 GB0341 '
               'GB0342 GB0343 GB0344 GB0345 GB0349 GB0350 GB0351 GB0353 GB0355 GB0356 '
-              'GB1380 GB6017')),
+              'GB1380 GB6017 '
+              'GB1075 GB1824 GB4307 GB4774 GB5884 GB6183 GB7072 GB7694 GB8165 GB8206 GB8593 GB9203 GB9509 GB9760')),
     Rule("BS030", "escape_hatch", "escape-hatch-misuse",
          'nonstrict_trace / leaf_function / assume_constant_result used with inputs it does not '
          'accept',
@@ -293,7 +304,8 @@ FAMILY_RULES: tuple[Rule, ...] = (
                     "forward's normal path; use `torch._check` for checks.",
          before='if x.dim() != 2:\n    raise ValueError(msg=...)',
          after='torch._check(x.dim() == 2)',
-         ids=('GB0028 GB0050 GB0051 GB0057 GB0088 GB0089 GB0095 GB0135 GB0273 GB9625')),
+         ids=('GB0028 GB0050 GB0051 GB0057 GB0088 GB0089 GB0095 GB0135 GB0273 GB9625 '
+              'GB1273')),
     Rule("BS033", "user_error", "user-error",
          'Code that fails in eager too (or arguments Dynamo rejects)',
          why='The traced code raises on fake tensors or is called wrongly: shape/device mismatch, '
@@ -319,7 +331,8 @@ FAMILY_RULES: tuple[Rule, ...] = (
               'GB0292 GB0295 GB0299 GB0354 GB0755 GB0781 GB1297 GB2483 GB2544 GB2669 '
               'GB3006 GB3775 GB3934 GB4240 GB4411 GB4841 GB4880 GB5195 GB5696 GB5904 '
               'GB6053 GB6215 GB6276 GB6604 GB6622 GB6890 GB7286 GB7425 GB7510 GB7786 '
-              'GB7906 GB8435 GB9458 GB9548 GB9561 GB9648 GB9898')),
+              'GB7906 GB8435 GB9458 GB9548 GB9561 GB9648 GB9898 '
+              'GB2069 GB2412 GB2444 GB4234 GB5017 GB9493')),
     Rule("BS035", "recompile_limit", "recompile-limit",
          'Recompile limit reached',
          why='The function was recompiled more than `recompile_limit` times (a guard keeps '

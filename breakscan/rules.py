@@ -137,6 +137,7 @@ BREAK_RULES: tuple[Rule, ...] = (
                "h = scale(self.fc(x))",
          matches=(Match("GB0098"),  # calling a torch.compiler.disable'd function
                   Match("GB0099")),  # inlining one
+         ids="GB0376 GB0377",  # torch 2.14: calling torch.compiler.disable() itself in forward
          type_pattern=r"torch\.compiler\.disable"),
     Rule("BS011", "tensor_deepcopy", "tensor-deepcopy", "`copy.deepcopy` of a tensor",
          why="Dynamo does not trace `copy.deepcopy()` of a tensor: the graph ends before it.",

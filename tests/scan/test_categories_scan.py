@@ -12,6 +12,10 @@ import torch
 from breakscan.analysis.categories import CATEGORIES, categorize
 from breakscan.rules import CATALOGUE
 
+TORCH_214_IDS = {line.strip() for line in (Path(__file__).resolve().parents[1] / "fixtures" /
+                 "registry_2_14_new_ids.txt").read_text().splitlines()
+                 if line.strip() and not line.startswith("#")}
+
 
 @pytest.fixture(scope="module")
 def registry() -> dict:
@@ -26,8 +30,8 @@ def test_every_rule_names_a_real_registry_id_and_category(registry):
     assert len(matched) == 34  # every break family (not other, not tensor_constant)
     for rule in matched:
         assert rule.category in CATEGORIES, rule
-        for gb_id in rule.gb_ids:
-            assert gb_id in registry, (rule.id, gb_id)
+        for gb_id in rule.gb_ids:  # or an id of torch 2.14.1's registry
+            assert gb_id in registry or gb_id in TORCH_214_IDS, (rule.id, gb_id)
 
 
 @pytest.mark.parametrize("gb_id, category", [

@@ -5,6 +5,7 @@ ranking use them (no process, no Dynamo run; the live scans are in tests/scan/).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +13,11 @@ from breakscan.analysis import advice as advice_mod, categories, ranking, regist
 from breakscan.frames import Frame
 from breakscan.records import RootBreak
 from breakscan.rules import CATALOGUE, RULES_BY_CATEGORY, fixes_for, settings_of
+
+
+TORCH_214_IDS = {line.strip() for line in (Path(__file__).resolve().parents[1] / "fixtures" /
+                 "registry_2_14_new_ids.txt").read_text().splitlines()
+                 if line.strip() and not line.startswith("#")}
 
 
 def test_every_registry_id_has_exactly_one_family():
@@ -25,7 +31,11 @@ def test_every_registry_id_has_exactly_one_family():
         assert categories.categorize(gb, "", "", "", "") != "other", gb
     doubled = {gb: cats for gb, cats in owners.items() if len(cats) > 1}
     assert doubled == {}
-    assert set(categories.FAMILY_OF) == set(installed)  # no id the registry does not have
+    # Ids of torch 2.14.1's registry (45 new, measured in a second virtualenv) are in the table
+    # too; nothing else the installed registry lacks.
+    assert set(installed) <= set(categories.FAMILY_OF)
+    extra = set(categories.FAMILY_OF) - set(installed)
+    assert extra <= TORCH_214_IDS, sorted(extra - TORCH_214_IDS)
     assert categories.categorize("GB9999999", "made up") == "other"
 
 

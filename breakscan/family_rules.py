@@ -102,7 +102,8 @@ FAMILY_RULES: tuple[Rule, ...] = (
          before='model(x, d.items())',
          after='model(x, d)  # forward: for k, v in d.items()',
          advice_by_id=(("GB0811", 'An iterator object passed in (`d.items()`, `zip(...)`, `map(...)`) cannot be '
-                               'stepped at trace time, so Dynamo skips the function: pass the dict, list or '
+                               'stepped at trace time (when the break is in a loop, Dynamo skips the whole '
+                               'function): pass the dict, list or '
                                'tuple itself and iterate it inside forward.'),),
          ids=('GB0003 GB0024 GB0061 GB0062 GB0063 GB0077 GB0094 GB0114 GB0115 GB0118 '
               'GB0120 GB0132 GB0133 GB0134 GB0152 GB0154 GB0155 GB0160 GB0192 GB0253 '

@@ -21,7 +21,8 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 GAINED = ("verified", "slower")
 _EXPECT_LINE = re.compile(r"^\s*(compile_error|exception|sites|follow_on|graphs|breaks|records|category|cause|break_at|frames_skipped|twin_of|same_outputs|calls|later_breaks|"
                           r"explain_breaks|ops|graph_calls_per_call|eager_gaps_per_call|"
-                          r"frames_run_eagerly_per_call|fires_per_call):\s*(.+?)\s*$")
+                          r"frames_run_eagerly_per_call|fires_per_call|gb_id|advice_contains|"
+                          r"consequences|fix):\s*(.+?)\s*$")
 
 
 @dataclass

@@ -270,6 +270,22 @@ FIXES: dict[str, FixSpec] = {f.id: f for f in (
     FixSpec("drop_round_trip", "source", "BS202"),
     FixSpec("disable_call", "source", None),
     FixSpec("tolist_loop", "source", None),
+    # Issue 34's source fixes (fixes/effects.py, region.py, torch_ops.py, loops.py): each
+    # belongs to the rule of the break it is tried on (rule None).
+    FixSpec("remove_graph_break", "source", None, also_for=("explicit_break",)),
+    FixSpec("while_loop", "source", None, also_for=("data_dependent_branch",)),
+    FixSpec("sorted_stack", "source", None, also_for=("data_dependent_value",)),
+    FixSpec("torch_rng", "source", None, also_for=("rng",)),
+    FixSpec("guard_side_effect", "source", None,
+            also_for=("unsupported_call", "rng", "print", "side_effect", "object_identity")),
+    # The fallback: the loop/with/try around a break run eagerly (plan.py: only when no other
+    # source fix rewrote the line; gain.py: never verified when graphs are lost).
+    FixSpec("disable_region", "source", None,
+            also_for=("frame_skipped", "unsupported_call", "print", "rng", "side_effect",
+                      "object_identity", "context_manager", "exception", "data_dependent_branch",
+                      "data_dependent_value", "tolist_numpy", "dynamic_shape_op", "iteration",
+                      "python_object", "opaque_object", "disabled_call", "other",
+                      "dynamo_limitation")),
     FixSpec("attn_implementation=eager", "switch", None,
             'model.set_attn_implementation("eager")',
             switch={"call": ["set_attn_implementation", "eager"]}, applies=_through_attention),

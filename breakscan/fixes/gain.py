@@ -5,7 +5,9 @@ eagerly, graph calls, returns to Python (all per model call), graphs, recompiles
 ``--kernels``) kernels launched per call. A model that ran entirely eagerly (0 graphs) and now
 compiles has gained, however many graphs and graph calls it now has. :func:`decide` is the
 decision table of docs/fixes.md ("The gain decision table"), one row per ``if``; the tests
-check every row.
+check every row. A fix that runs code eagerly on purpose (``disable_region``, ``eager_region``)
+has one row more: it is never verified when the model ends with fewer graphs than it had, or
+with none: making the model more eager is not a fix, however few breaks are left.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ AXES = (("frames run eagerly", "frames_run_eagerly_per_call"),
         ("kernels per call", "kernels_per_call"))
 _EPSILON = 1e-9  # per-call counts are averages over the counted calls
 COMPILES_NOW = "compiles (it ran entirely eagerly before)"
+# What a model that ran entirely eagerly gains with its first graphs, not counted against it:
+# the graphs, their calls and the returns to Python between them (before, it was all Python).
+_NEW_WHEN_COMPILED = ("graph_count", "graph_calls_per_call", "eager_gaps_per_call")
 
 
 @dataclass
@@ -33,6 +38,7 @@ class Change:
     better: list[str] = field(default_factory=list)
     worse: list[str] = field(default_factory=list)
     fewer_findings: bool = False
+    lost_graphs: bool = False  # fewer graphs after than before, or none at all
 
     @property
     def mixed(self) -> bool:
@@ -41,7 +47,8 @@ class Change:
 
 def change(before: FixMetrics, after: FixMetrics) -> Change:
     """Each axis compared; a model with 0 graphs before and some after has gained
-    :data:`COMPILES_NOW`, and its new graphs and graph calls are not counted against it."""
+    :data:`COMPILES_NOW`, and its new graphs, graph calls and the returns to Python between
+    them are not counted against it."""
     found = Change()
     compiles_now = before.graph_count == 0 and after.graph_count > 0
     if compiles_now:
@@ -52,9 +59,9 @@ def change(before: FixMetrics, after: FixMetrics) -> Change:
             continue
         if a < b - _EPSILON:
             found.better.append(words)
-        elif a > b + _EPSILON and not (compiles_now and name in ("graph_count",
-                                                                 "graph_calls_per_call")):
+        elif a > b + _EPSILON and not (compiles_now and name in _NEW_WHEN_COMPILED):
             found.worse.append(words)
+    found.lost_graphs = after.graph_count == 0 or after.graph_count < before.graph_count
     found.fewer_findings = before.kernel_findings is not None and \
         after.kernel_findings is not None and after.kernel_findings < before.kernel_findings
     return found
@@ -65,9 +72,11 @@ def worth_timing(found: Change) -> bool:
     return bool(found.better) or found.fewer_findings
 
 
-def decide(found: Change, *, compiles: bool, outputs_same: bool, timing: str | None) -> str:
+def decide(found: Change, *, compiles: bool, outputs_same: bool, timing: str | None,
+           eager_region: bool = False) -> str:
     """The status, from the table in docs/fixes.md. ``timing``: the same-process verdict
-    (``faster``, ``slower``, ``no measurable difference``) or None when not timed."""
+    (``faster``, ``slower``, ``no measurable difference``) or None when not timed;
+    ``eager_region``: the fix runs code eagerly on purpose (``disable_region``)."""
     if not compiles:
         return "breaks compilation"
     if not outputs_same:
@@ -76,6 +85,8 @@ def decide(found: Change, *, compiles: bool, outputs_same: bool, timing: str | N
         if found.fewer_findings:  # a kernel rule's rewrite: only a faster timing is a gain
             return {"faster": "verified", "slower": "slower"}.get(timing or "", "no effect")
         return "no effect"
+    if eager_region and found.lost_graphs:  # more of the model eager: never a fix
+        return "makes it worse"
     if not found.better:
         return "makes it worse"
     if found.worse:  # a trade: verified only when it is measurably faster

@@ -85,15 +85,16 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
         after.compiled_s = None
     timing = fixed.ab.verdict if fixed.ab is not None else None
     fix.status = decide(found, compiles=not failed, outputs_same=outputs_reason is None,
-                        timing=timing)
-    fix.reason = _reason(fix.status, found, before, after, failed, outputs_reason, fixed)
+                        timing=timing, eager_region=fix.fix_id == "disable_region")
+    fix.reason = _reason(fix.status, found, before, after, failed, outputs_reason, fixed, fix)
     if fix.status == "breaks compilation":
         fix.after = None  # no graph was made: "22 -> 0 graphs" would read as a gain
     fix.verified = fix.status == "verified"
 
 
 def _reason(status: str, found: Change, before: FixMetrics, after: FixMetrics,
-            failed: str | None, outputs_reason: str | None, fixed: FixedScan) -> str | None:
+            failed: str | None, outputs_reason: str | None, fixed: FixedScan,
+            fix: Fix | None = None) -> str | None:
     """The reason a report prints next to the status: what it rests on, in numbers."""
     numbers = numbers_text(before, after)
     timed = ""
@@ -116,6 +117,8 @@ def _reason(status: str, found: Change, before: FixMetrics, after: FixMetrics,
     if status == "no effect":
         sites = " (fewer break sites alone is no gain)" if after.breaks < before.breaks else ""
         return f"no effect: {numbers}{sites}{timed}"
+    if status == "makes it worse" and fix is not None and fix.fix_id == "disable_region" and found.lost_graphs:
+        return f"makes it worse: runs more of the model eagerly: {numbers}"
     why = {"slower": "measurably slower: no gain",
            "makes it worse": "not measurably faster" if found.better else "nothing fewer"}
     return f"{status}: {numbers} ({change_text(found)}; {why[status]}{timed})"

@@ -25,6 +25,8 @@ from .settings import dynamo_config, hinted_settings
 
 # The rewriter's category for a break category (an .item() inside a print is a print to guard).
 _REWRITE_AS = {"item": "print"}
+# Source fixes tried only when no other source fix rewrote the break's line, refused quietly.
+_FALLBACKS = frozenset({"disable_region"})
 
 
 @dataclass
@@ -51,18 +53,16 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
     seen: set[tuple[str, str | None, int | None]] = set()
     own_file = target_file(target)
     before = metrics(result)
+    in_force = getattr(result, "dynamo_settings", None) or {}
     for brk in result.breaks:
         category = brk.root_category
-        _plan_settings(plans, seen, brk, before)
+        _plan_settings(plans, seen, brk, before, in_force)
         if category == "tensor_constant":
             _plan_constants(plans, brk, own_file, before)
             continue
-        source_fixes = fixes_for(category, "source")
-        fix_id = source_fixes[0].id if source_fixes else None
-        if fix_id is not None and brk.owner == "user":
-            _plan_source(plans, seen, fix_id, category, brk.file, brk.line, None, own_file,
-                         before)
-        elif brk.owner != "user" and brk.user_frame is not None:
+        if brk.owner == "user":
+            _plan_user_sources(plans, seen, brk, own_file, before)
+        elif brk.user_frame is not None:
             # A break inside a library: act at the user's own call into it, without editing
             # the library (run that call eagerly; or hand it Python numbers from a loop).
             callee = _callee_after(brk)
@@ -88,8 +88,47 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
     return plans
 
 
-def _plan_settings(plans: list[FixPlan], seen: set, brk: Any, before: FixMetrics) -> None:
-    """The Dynamo settings of the break's rule, then those its hints name, each planned once."""
+def _plan_user_sources(plans: list[FixPlan], seen: set, brk: Any, own_file: Path | None,
+                       before: FixMetrics) -> None:
+    """Every source fix of the break's family at its line, each its own plan. A rule's own
+    fix keeps its refusal as today; a fix tried on many families (rule None) speaks only when
+    its pattern is on the line (``Rewrite.matched``); the fallback ``disable_region`` only
+    when no other fix rewrote the line, and never with a refusal. A rewrite equal to one
+    already planned (the side-effect guard of a print) is not planned twice."""
+    category = brk.root_category
+    specs = list({s.id: s for s in fixes_for(category, "source")}.values())
+    start = len(plans)
+    for spec in specs:
+        if spec.id in _FALLBACKS:
+            continue
+        _plan_source(plans, seen, spec.id, category, brk.file, brk.line, None, own_file,
+                     before, only_matched=spec.rule is None)
+    _drop_repeats(plans, start)
+    if not any(p.new_source is not None for p in plans[start:]):
+        for spec in specs:
+            if spec.id in _FALLBACKS:
+                _plan_source(plans, seen, spec.id, category, brk.file, brk.line, None,
+                             own_file, before, quiet=True)
+        _drop_repeats(plans, start)  # two breaks in one region: one helper
+
+
+def _drop_repeats(plans: list[FixPlan], start: int) -> None:
+    """Plans from ``start`` on whose rewrite repeats an earlier plan's, removed."""
+    found: set[str] = {p.new_source for p in plans[:start] if p.new_source is not None}
+    keep = plans[:start]
+    for plan in plans[start:]:
+        if plan.new_source is not None and plan.new_source in found:
+            continue
+        if plan.new_source is not None:
+            found.add(plan.new_source)
+        keep.append(plan)
+    plans[:] = keep
+
+
+def _plan_settings(plans: list[FixPlan], seen: set, brk: Any, before: FixMetrics,
+                   in_force: dict[str, Any] | None = None) -> None:
+    """The Dynamo settings of the break's rule, then those its hints name, each planned once;
+    a setting the scanned process already had (``ScanResult.dynamo_settings``) is not."""
     category = brk.root_category
     settings = [(spec.id, spec.setting, dict(spec.config))
                 for spec in fixes_for(category, "setting")]
@@ -99,7 +138,11 @@ def _plan_settings(plans: list[FixPlan], seen: set, brk: Any, before: FixMetrics
             how = (f"torch._dynamo.config.{name}.add({value['functions'][0]})"
                    if isinstance(value, dict) else f"torch._dynamo.config.{name} = {value!r}")
             settings.append((name, how, {name: value}))
+    in_force = in_force or {}
     for fix_id, setting, config in settings:
+        if config and all(name in in_force and in_force[name] == value
+                          for name, value in config.items()):
+            continue  # already so in the scanned model: nothing to try
         if (fix_id, None, None) not in seen:
             seen.add((fix_id, None, None))
             plans.append(FixPlan(Fix(rule=rule_for_fix(fix_id, category), fix_id=fix_id,
@@ -177,8 +220,10 @@ def _callee_after(brk: Any) -> str | None:
 
 def rewrite_for(fix_id: str, category: str, source: str, line: int, call: str | None) -> Any:
     """The source rewrite behind a source fix id (also used again by ``--write``)."""
-    from .rewrite import propose_disable, propose_rewrite, propose_tolist_loop
+    from .rewrite import FIX_HANDLERS, propose_disable, propose_rewrite, propose_tolist_loop
 
+    if fix_id in FIX_HANDLERS:
+        return propose_rewrite(source, line, fix_id)
     if fix_id == "disable_call":
         return propose_disable(source, line, call or "")
     if fix_id == "tolist_loop":
@@ -192,8 +237,9 @@ def rewrite_for(fix_id: str, category: str, source: str, line: int, call: str | 
 
 def _plan_source(plans: list[FixPlan], seen: set, fix_id: str, category: str, file: str,
                  line: int, call: str | None, target_file: Path | None, before: FixMetrics,
-                 quiet: bool = False) -> None:
-    """Plan one source fix at ``file:line``; a refusal is kept with its reason unless quiet."""
+                 quiet: bool = False, only_matched: bool = False) -> None:
+    """Plan one source fix at ``file:line``; a refusal is kept with its reason unless quiet
+    (``only_matched``: unless the rewrite's pattern is not on the line)."""
     if (fix_id, file, line) in seen:
         return
     seen.add((fix_id, file, line))
@@ -226,7 +272,7 @@ def _plan_source(plans: list[FixPlan], seen: set, fix_id: str, category: str, fi
     rewrite = rewrite_for(fix_id, category, source, line, call)
     fix.title = rewrite.title
     if rewrite.new_source is None:
-        if not drop:  # an .item() whose value is used, not only logged: the setting is the fix
+        if not drop and (rewrite.matched or not only_matched):  # an .item() whose value is used, not only logged: the setting is the fix
             fix.reason = f"refused: {rewrite.refused}"
             plans.append(FixPlan(fix, {}))
         return

@@ -15,7 +15,10 @@ Rewrites (see DYNAMO_NOTES.md, "Seed patterns"; both verified on torch 2.13):
 
 Also ``copy.deepcopy(t)`` -> ``t.clone()``, constants created as Python values instead of
 tensors, and at the user's call into a library: ``torch.compiler.disable`` around the call, or a
-loop over ``.tolist()``. The tree and the refusal are in ``syntax.py``.
+loop over ``.tolist()``. One small module per newer rewrite, dispatched by fix id
+(:data:`FIX_HANDLERS`): ``effects.py`` (guard a side effect), ``region.py`` (a loop/with/try run
+eagerly), ``torch_ops.py`` (drop ``graph_break()``, sort and draw with torch), ``loops.py``
+(``while_loop``). The tree and the refusal are in ``syntax.py``.
 """
 
 from __future__ import annotations
@@ -27,8 +30,12 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 
-from .syntax import Refuse, Tree, is_log_call
+from .syntax import NotHere, Refuse, Tree, is_log_call
 from .casts import drop_round_trip
+from .effects import guard_side_effect
+from .loops import while_to_while_loop
+from .region import disable_region
+from .torch_ops import remove_graph_break, sorted_stack, torch_rng
 from .where import branch_to_where
 
 GUARD = "not torch.compiler.is_compiling()"
@@ -37,7 +44,19 @@ _TITLES = {
     "data_dependent_branch": "replace the tensor `if` with torch.where",
     "tensor_deepcopy": "replace copy.deepcopy(tensor) with tensor.clone()",
     "dtype_cast": "drop a dtype round trip: cast to a dtype and back in one expression",
+    "guard_side_effect": "run a side effect only eagerly: guard it with "
+                         "torch.compiler.is_compiling()",
+    "disable_region": "run the loop/with/try around the break eagerly "
+                      "(@torch.compiler.disable helper)",
+    "remove_graph_break": "remove the torch._dynamo.graph_break() call",
+    "sorted_stack": "sort tensors with torch instead of Python's sorted",
+    "torch_rng": "draw the random number from torch's generator",
+    "while_loop": "the tensor `while` as torch._higher_order_ops.while_loop",
 }
+# The rewrites named by their fix id (rules.FIXES), tried on several families' breaks.
+FIX_HANDLERS = {"guard_side_effect": guard_side_effect, "disable_region": disable_region,
+                "remove_graph_break": remove_graph_break, "sorted_stack": sorted_stack,
+                "torch_rng": torch_rng, "while_loop": while_to_while_loop}
 
 
 @dataclass
@@ -47,13 +66,16 @@ class Rewrite:
     title: str  # one line: what it does
     new_source: str | None  # the whole rewritten file, or None when refused
     refused: str | None  # why no rewrite is offered (one line), or None
+    matched: bool = True  # False: the rewrite's pattern is not on the line at all
 
 
 def propose_rewrite(source: str, line: int, category: str) -> Rewrite:
-    """Rewrite the statement at ``line`` to remove a ``category`` break; never raises."""
+    """Rewrite the statement at ``line`` to remove a ``category`` break (or with the rewrite
+    of a fix id of :data:`FIX_HANDLERS`); never raises."""
     title = _TITLES.get(category, f"no source rewrite for {category}")
     handler = {"print": _guard_print, "data_dependent_branch": branch_to_where,
-               "tensor_deepcopy": _deepcopy_to_clone, "dtype_cast": drop_round_trip}.get(category)
+               "tensor_deepcopy": _deepcopy_to_clone, "dtype_cast": drop_round_trip,
+               **FIX_HANDLERS}.get(category)
     if handler is None:
         return Rewrite(category, line, title, None,
                        f"no source rewrite for {category}; see the settings fixes")
@@ -283,7 +305,8 @@ def _apply(source: str, line: int, title: str, category: str, handler,
         new_source = (_with_torch_import(new_module) if needs_torch else new_module).code
         compile(new_source, "<rewrite>", "exec", dont_inherit=True)
     except Refuse as exc:
-        return Rewrite(category, line, title, None, str(exc))
+        return Rewrite(category, line, title, None, str(exc),
+                       matched=not isinstance(exc, NotHere))
     except Exception as exc:  # a bug here must not take the scan down
         return Rewrite(category, line, title, None,
                        f"rewrite failed: {type(exc).__name__}: {exc}".splitlines()[0])

@@ -2,21 +2,28 @@
 
 libcst keeps a concrete syntax tree, so every byte outside the rewritten statement survives.
 :class:`Tree` adds what each rewrite needs: the line a node covers, its parents, and replacing
-statements by others. A rewrite that cannot be exact raises :class:`Refuse` with its reason.
-Shared by ``rewrite.py`` and ``where.py``, with what counts as a print or logging call.
+statements by others. A rewrite that cannot be exact raises :class:`Refuse` with its reason;
+one whose pattern is not on the line at all raises :class:`NotHere` (a fix tried on another
+family's break stays quiet then). Shared by every rewrite module, with what counts as a print
+or logging call and which names a statement reads and binds (``reads``/``binds``).
 """
 
 from __future__ import annotations
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import (ExpressionContext, ExpressionContextProvider, MetadataWrapper,
+                             ParentNodeProvider, PositionProvider)
 
 from ..rules import LOG_METHODS
 
 
 class Refuse(Exception):
     """Raised inside a handler: the message is the one-line reason."""
+
+
+class NotHere(Refuse):
+    """The rewrite's pattern is not on the line (nothing to refuse, nothing to say)."""
 
 
 class Tree:
@@ -27,6 +34,7 @@ class Tree:
         self.module = wrapper.module  # metadata is keyed on this copy's nodes
         self.pos = wrapper.resolve(PositionProvider)
         self.parent = wrapper.resolve(ParentNodeProvider)
+        self.context = wrapper.resolve(ExpressionContextProvider)
 
     def covers(self, node: cst.CSTNode, line: int) -> bool:
         r = self.pos.get(node)
@@ -47,6 +55,42 @@ class Tree:
             node = self.parent[node]
             yield node
 
+    def function_of(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        """The innermost function around ``node``."""
+        return next((a for a in self.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+
+    def line(self, node: cst.CSTNode) -> int:
+        return self.pos[node].start.line
+
+    def reads(self, node: cst.CSTNode) -> list[str]:
+        """Names and ``self.attr`` chains ``node`` loads, in order (nested scopes included)."""
+        out = []
+        for n in m.findall(node, m.Name() | m.Attribute()):
+            if self.context.get(n) is ExpressionContext.LOAD or (
+                    isinstance(n, cst.Attribute) and self.context.get(n) is None):
+                text = _dotted(n)
+                if text and (isinstance(n, cst.Name) or text.startswith("self.")):
+                    out.append(text)
+        return list(dict.fromkeys(out))
+
+    def binds(self, node: cst.CSTNode) -> list[str]:
+        """Names (and ``self.attr``) ``node`` assigns in its own scope, in order."""
+        out = []
+        for n in m.findall(node, m.Name() | m.Attribute()):
+            if self.context.get(n) is ExpressionContext.STORE and not any(
+                    isinstance(a, (cst.CompFor, cst.Lambda, cst.FunctionDef, cst.ClassDef))
+                    for a in self._up_to(n, node)):
+                text = _dotted(n)
+                if text and (isinstance(n, cst.Name) or text.startswith("self.")):
+                    out.append(text)
+        return list(dict.fromkeys(out))
+
+    def _up_to(self, node: cst.CSTNode, top: cst.CSTNode):
+        for a in self.ancestors(node):
+            if a is top:
+                return
+            yield a
+
     def snippet(self, node: cst.CSTNode) -> str:
         """The node's code on one line, shortened: for reasons and titles."""
         text = " ".join(self.module.code_for_node(node).split())
@@ -55,6 +99,14 @@ class Tree:
     def replace(self, edits: dict[int, list[cst.BaseStatement]]) -> cst.Module:
         """Replace statements (keyed by ``id``) by zero or more statements."""
         return self.module.visit(_Splice(edits))
+
+
+def _dotted(node: cst.CSTNode) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+        return f"{node.value.value}.{node.attr.value}"
+    return ""
 
 
 class _Splice(cst.CSTTransformer):

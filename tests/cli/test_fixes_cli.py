@@ -210,9 +210,12 @@ def test_a_library_break_gets_fixes_at_the_users_call_each_verified():
 
 
 def test_no_fix_proposed_says_why():
-    proc = run_cli(f"{RC}:BreakInLock", "-s", "4,16", "--fix", *FAST)
+    """nn.Parameter(...) built in forward: no rewrite or setting applies (a break in a `with`
+    block, the old case here, now gets disable_region)."""
+    proc = run_cli(f"{SAMPLES}/family_nn_module.py:ParameterInForward", "-s", "8,16", "--fix",
+                   *FAST)
     assert proc.returncode == 0, proc.stderr
-    assert "no fix proposed for #1 (frame_skipped at" in proc.stdout
+    assert "no fix proposed for #1 (nn_module at" in proc.stdout
 
 
 def test_a_fix_in_train_mode_with_dropout_is_verified_from_the_same_random_state():

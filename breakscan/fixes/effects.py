@@ -1,0 +1,159 @@
+"""``guard_side_effect``: a statement whose result no tensor computation uses, run only eagerly.
+
+Timers (``t0 = time.perf_counter()``), counters (``self.calls += 1``, ``COUNTS[k] += 1``),
+``torch.manual_seed(...)``, asserts, print/logging and ``warnings.warn`` are wrapped in
+``if not torch.compiler.is_compiling():`` (Dynamo folds the test, so nothing breaks; an eager
+call still runs them). The print guard generalised: when a later statement reads what the
+guarded one assigns, that statement must be a side effect too and is guarded with it (a timer's
+``t0`` and the line that stores the elapsed time); any other later use (a tensor computation,
+a ``return``) refuses, since compiled the name would be unset. A compiled call no longer runs
+the statement at all (a counter stops counting there): the verifier compares outputs, which is
+what the fix promises to keep.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.helpers import get_full_name_for_node
+
+from .syntax import NotHere, Refuse, Tree, is_log_call
+
+GUARD = "not torch.compiler.is_compiling()"
+_TIMERS = frozenset({"time.perf_counter", "time.time", "time.monotonic", "time.process_time",
+                     "time.perf_counter_ns", "time.time_ns", "time.monotonic_ns",
+                     "perf_counter", "perf_counter_ns", "monotonic"})
+_SEEDS = frozenset({"torch.manual_seed", "torch.cuda.manual_seed", "torch.cuda.manual_seed_all",
+                    "random.seed", "np.random.seed", "numpy.random.seed"})
+_IDENTITY = frozenset({"id", "hash"})
+_LOOPS = (cst.For, cst.While)
+
+
+def _called(node: cst.CSTNode) -> set[str]:
+    return {get_full_name_for_node(c.func) or "" for c in m.findall(node, m.Call())}
+
+
+def _kind(stmt: cst.CSTNode) -> str | None:
+    """What side effect a one-statement line is, or None when it is not one."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    small = stmt.body[0]
+    if isinstance(small, cst.Assert):
+        return "assert"
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        call = small.value
+        if is_log_call(call):
+            return "log"
+        if (get_full_name_for_node(call.func) or "") in _SEEDS:
+            return "seed"
+        return None
+    if isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and small.value is not None:
+        called = _called(small.value)
+        if called & _TIMERS:
+            return "timer"
+        if called & _IDENTITY:
+            return "identity"
+        if isinstance(small, cst.AugAssign) and isinstance(
+                small.value, (cst.Integer, cst.Float)) and not isinstance(small.target, cst.Name):
+            return "counter"  # self.calls += 1, COUNTS[k] += 1
+        if isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name) and \
+                isinstance(small.value, (cst.Integer, cst.Float)):
+            return "counter"
+    return None
+
+
+def _guarded(t: Tree, stmt: cst.CSTNode) -> str | None:
+    is_compiling = m.Call(func=m.Name("is_compiling") | m.Attribute(attr=m.Name("is_compiling")))
+    for node in t.ancestors(stmt):
+        if isinstance(node, cst.If) and m.findall(node.test, is_compiling):
+            return t.snippet(node.test)
+    return None
+
+
+def _later(t: Tree, fn: cst.FunctionDef, stmt: cst.CSTNode) -> list[cst.CSTNode]:
+    """The function's statements that run after ``stmt`` (all of an enclosing loop's, too)."""
+    loops = [a for a in t.ancestors(stmt) if isinstance(a, _LOOPS)]
+    start = t.pos[loops[-1]].start.line if loops and t.function_of(loops[-1]) is fn else \
+        t.pos[stmt].end.line + 1
+    return [n for n in m.findall(fn.body, m.SimpleStatementLine() | m.If() | m.While() | m.For())
+            if n is not stmt and t.line(n) >= start]
+
+
+def _own_text(t: Tree, node: cst.CSTNode) -> cst.CSTNode:
+    """What a compound statement itself reads (its test or iterable), not its body."""
+    if isinstance(node, (cst.If, cst.While)):
+        return node.test
+    if isinstance(node, cst.For):
+        return node.iter
+    return node
+
+
+def _closure(t: Tree, fn: cst.FunctionDef, first: cst.CSTNode) -> list[cst.CSTNode]:
+    """``first`` and every later side-effect statement reading what the group assigns; refuse
+    when anything else reads it."""
+    group, todo = [first], [first]
+    while todo:
+        stmt = todo.pop()
+        bound = set(t.binds(stmt))
+        if not bound:
+            continue
+        for node in _later(t, fn, stmt):
+            used = bound & set(t.reads(_own_text(t, node)))
+            if isinstance(node, cst.SimpleStatementLine):
+                small = node.body[0] if len(node.body) == 1 else None
+                if isinstance(small, cst.AugAssign):  # `self.calls += 1` reads self.calls
+                    used |= bound & set(t.binds(node))
+            if not used or node in group:
+                continue
+            name = sorted(used)[0]
+            if _kind(node) is None or _guarded(t, node) is not None:
+                what = "returned" if m.findall(node, m.Return()) else "used"
+                raise Refuse(f"`{name}` is {what} later on line {t.line(node)} "
+                             f"(`{t.snippet(node)}`): guarded, it would be unset when compiled")
+            group.append(node)
+            todo.append(node)
+    return sorted(group, key=t.line)
+
+
+def guard_side_effect(t: Tree, line: int) -> tuple[str, cst.Module]:
+    """Wrap the side-effect statement on ``line`` (and the later ones reading what it assigns)
+    in ``if not torch.compiler.is_compiling():``."""
+    stmt = t.innermost((cst.SimpleStatementLine, cst.BaseCompoundStatement), line)
+    if stmt is None or _kind(stmt) is None:
+        raise NotHere(f"no timer, counter, seed, assert or logging statement on line {line}")
+    fn = t.function_of(stmt)
+    if fn is None:
+        raise Refuse("the statement is not inside a function")
+    if (where := _guarded(t, stmt)) is not None:
+        raise Refuse(f"already guarded by `if {where}:`")
+    if m.findall(stmt, m.NamedExpr()):
+        raise Refuse("the statement assigns with `:=` inside an expression")
+    if _kind(stmt) == "seed":
+        _refuse_draw_after(t, fn, stmt)
+    group = _closure(t, fn, stmt)
+    edits = {}
+    for node in group:
+        edits[id(node)] = [cst.If(test=cst.parse_expression(GUARD),
+                                  body=cst.IndentedBlock(body=[node.with_changes(
+                                      leading_lines=())]),
+                                  leading_lines=node.leading_lines)]
+    more = [str(t.line(n)) for n in group if n is not stmt]
+    also = f" (and line{'s' if len(more) > 1 else ''} {', '.join(more)})" if more else ""
+    return (f"run `{t.snippet(stmt)}`{also} only eagerly: guard it with "
+            "torch.compiler.is_compiling()", t.replace(edits))
+
+
+_DRAW = re.compile(r"\b(rand\w*|randn\w*|randint\w*|randperm|normal_?|bernoulli_?|multinomial|"
+                   r"dropout\w*|uniform_?|random|choice|shuffle|exponential_)\s*\(")
+
+
+def _refuse_draw_after(t: Tree, fn: cst.CSTNode, stmt: cst.CSTNode) -> None:
+    """Seeding decides the random numbers drawn after it: guarded, compiled calls would draw
+    others (the verifier seeds every compared call the same way and could not tell)."""
+    for node in _later(t, fn, stmt):
+        if _DRAW.search(t.module.code_for_node(node)):
+            raise Refuse(f"the seeding decides the random numbers drawn on line {t.line(node)} "
+                         f"(`{t.module.code_for_node(node).strip().splitlines()[-1].strip()}`): guarded, compiled calls would "
+                         "draw others; seed once outside forward instead")

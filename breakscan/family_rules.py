@@ -59,7 +59,9 @@ FAMILY_RULES: tuple[Rule, ...] = (
                                'RNG (`torch.rand(...)` without `generator=`), seeded outside forward, or '
                                'create the generator once outside and pass it in.'),
                        ("GB0055", '`generator=` hands Dynamo an object it cannot put in a graph: draw from '
-                               "torch's global RNG (drop `generator=`), seeded outside forward.")),
+                               "torch's global RNG (drop `generator=`), seeded outside forward."),
+                       ("GB0110", '`Tensor.uniform_(from=...)`: pass the bounds positionally (`t.uniform_(-0.1, '
+                               '0.1)`); Dynamo cannot trace the `from` keyword.')),
          ids=('GB0107 GB0110 GB0297 GB0298 GB7650')),
     Rule("BS016", "custom_op", "custom-op-fake",
          'Operator that cannot run on fake tensors',
@@ -125,7 +127,11 @@ FAMILY_RULES: tuple[Rule, ...] = (
                                'cannot be replayed in backward: move the mutation to the caller (return the '
                                'value), or set `torch._dynamo.config.'
                                'skip_fwd_side_effects_in_bwd_under_checkpoint = True` if not replaying it '
-                               'is fine (`--fix` tries it: Dynamo\'s hint names it).'),),
+                               'is fine (`--fix` tries it: Dynamo\'s hint names it).'),
+                       ("GB4413", "Python state changed inside a higher-order op's body (a "
+                               '`torch.utils.checkpoint`ed block, a `torch.cond` branch): move the change (a '
+                               'counter, a list append) out of the block into the caller, which may change '
+                               'Python state freely.')),
          ids=('GB0067 GB0097 GB0169 GB0189 GB0198 GB0254 GB0271 GB0358 GB0467 GB1177 '
               'GB2404 GB3241 GB3697 GB4271 GB4413 GB7502 '
               'GB6815 GB8949')),
@@ -148,9 +154,10 @@ FAMILY_RULES: tuple[Rule, ...] = (
          'Autograd work inside the compiled forward',
          why='`torch.autograd.grad`, `.backward()`, `requires_grad_()` on intermediates, '
              'autograd.Function features or inference-mode queries inside the compiled region.',
-         suggestion='Turn on tracing of autograd ops, or move gradient computation / '
-                    '`requires_grad_()` to the caller (detach what you return); use '
-                    '`torch.no_grad` instead of `is_inference()` checks.',
+         suggestion='Keep autograd bookkeeping out of the compiled forward: compute gradients, '
+                    'call `.backward()`, `retain_grad()` or `requires_grad_()` in the caller, '
+                    'around the compiled call; for `torch.autograd.grad` and `.backward()` '
+                    'inside forward, `trace_autograd_ops` traces them.',
          before='g, = torch.autograd.grad(y, w, create_graph=True)',
          after='torch._dynamo.config.trace_autograd_ops = True  # same code, one graph',
          settings=(('trace_autograd_ops', True),),
@@ -163,7 +170,15 @@ FAMILY_RULES: tuple[Rule, ...] = (
                        ("GB0045", 'Use `torch.no_grad()` around the call instead of testing '
                                '`tensor.is_inference()` in forward.'),
                        ("GB0046", 'Use `torch.no_grad()` around the call instead of testing '
-                               '`torch.is_inference_mode_enabled()` in forward.')),
+                               '`torch.is_inference_mode_enabled()` in forward.'),
+                       ("GB0123", '`.backward()` inside forward: call it in the training loop on what the '
+                               'compiled forward returns, or set `torch._dynamo.config.trace_autograd_ops = '
+                               'True` to trace it.'),
+                       ("GB0108", '`retain_grad()` inside the compiled forward: return the tensor and call '
+                               '`retain_grad()` on it in the caller, or drop it (hooks on the returned tensor '
+                               'see the same gradient).'),
+                       ("GB0125", '`requires_grad_()` inside forward: set it on the input before the compiled '
+                               'call, or create the tensor as a parameter in `__init__`.')),
          ids=('GB0019 GB0045 GB0046 GB0085 GB0104 GB0108 GB0123 GB0125 GB0138 GB0139 '
               'GB0140 GB0144 GB0145 GB0173 GB0205 GB0206 GB0225 GB0346 GB0347 GB0348 '
               'GB0352 GB0371 GB0372 GB0373 GB0442 GB1042 GB1140 GB1381 GB1724 GB2019 '
@@ -223,6 +238,9 @@ FAMILY_RULES: tuple[Rule, ...] = (
                     'Generator, use the global RNG (see rng).',
          before='g = torch.Generator().manual_seed(0)\nnoise = torch.rand(4, generator=g)',
          after='noise = torch.rand(4)  # the global RNG; seed it outside forward',
+         advice_by_id=(("GB4695", 'A `torch.jit.script`ed (or frozen) module called inside the compiled model: '
+                               'Dynamo cannot trace TorchScript; use the plain `nn.Module` (drop '
+                               '`torch.jit.script`) and let `torch.compile` compile it.'),),
          ids=('GB0265 GB0266 GB0267 GB0357 GB0362 GB0363 GB1739 GB2078 GB4695 GB7685 '
               'GB8656 GB8843 GB9567 '
               'GB6441')),

@@ -278,6 +278,11 @@ FIXES: dict[str, FixSpec] = {f.id: f for f in (
     FixSpec("torch_rng", "source", None, also_for=("rng",)),
     FixSpec("guard_side_effect", "source", None,
             also_for=("unsupported_call", "rng", "print", "side_effect", "object_identity")),
+    # An untraceable helper of the user's file made one opaque op (fixes/escape.py: custom_op,
+    # leaf_function, nonstrict_trace or opaque_function, as the installed torch offers).
+    FixSpec("escape_hatch", "source", None,
+            also_for=("unsupported_call", "tolist_numpy", "rng", "item", "data_dependent_branch",
+                      "print", "side_effect", "frame_skipped")),
     # The fallback: the loop/with/try around a break run eagerly (plan.py: only when no other
     # source fix rewrote the line; gain.py: never verified when graphs are lost).
     FixSpec("disable_region", "source", None,

@@ -224,6 +224,10 @@ def rewrite_for(fix_id: str, category: str, source: str, line: int, call: str | 
 
     if fix_id in FIX_HANDLERS:
         return propose_rewrite(source, line, fix_id)
+    if fix_id == "escape_hatch":
+        from .escape import propose_escape
+
+        return propose_escape(source, line, None, category=category)
     if fix_id == "disable_call":
         return propose_disable(source, line, call or "")
     if fix_id == "tolist_loop":

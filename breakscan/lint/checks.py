@@ -11,7 +11,12 @@ by what they look at:
 - ``BRANCH_CHECKS``: the test of an ``if``, ``while`` or conditional expression;
 - ``LOOP_CHECKS``: what a ``for`` loop or comprehension iterates over;
 - ``ASSERT_CHECKS`` and ``CALLEE_CHECKS`` (the function a followed call runs);
-- ``SUBSCRIPT_CHECKS``: an index ``x[...]`` (a boolean mask).
+- ``SUBSCRIPT_CHECKS``: an index ``x[...]`` (a boolean mask);
+- ``WITH_CHECKS`` (the expression of each ``with`` item), ``COMPARE_CHECKS`` (every comparison).
+
+A check returns its message, or (message, node, function) to report at another node (a side
+effect inside the hook a call registers; ``function`` starting with "." is below the caller's).
+The checks of the newer families are in :mod:`breakscan.lint.family_checks`.
 
 Every Dynamo registry id a message names is checked against the rule registry (``rules.gb``).
 """
@@ -19,47 +24,12 @@ Every Dynamo registry id a message names is checked against the rule registry (`
 from __future__ import annotations
 
 import ast
-from typing import Callable, Protocol
 
 from ..analysis.loops import size_uses
 from ..rules import LOG_METHODS, gb, rule_for
-
-
-class Scope(Protocol):
-    """What a check may read of the function being linted (``tensors.FunctionScope``, which the
-    walker passes): names, kinds, loggers of the file and of the function."""
-
-    attrs: dict[str, str]  # the class's attributes: self.X -> "tensor", "items:…", …
-    locals: set[str]  # names local to the function
-    loggers: set[str]  # names bound to a logger
-
-    def qual(self, node: ast.AST) -> str | None: ...
-    def is_get_logger(self, node: ast.AST) -> bool: ...
-    def is_self(self, node: ast.AST) -> bool: ...
-    def kind(self, node: ast.AST) -> bool | None: ...
-    def tensor_test(self, test: ast.AST) -> bool: ...
-    def tensor_size(self, node: ast.AST) -> bool: ...
-
-Check = Callable[..., "str | None"]
-CALL_CHECKS: list[tuple[str, Check]] = []
-METHOD_CHECKS: list[tuple[str, Check]] = []
-BRANCH_CHECKS: list[tuple[str, Check]] = []
-LOOP_CHECKS: list[tuple[str, Check]] = []
-ASSERT_CHECKS: list[tuple[str, Check]] = []
-CALLEE_CHECKS: list[tuple[str, Check]] = []
-SUBSCRIPT_CHECKS: list[tuple[str, Check]] = []
-
-
-def _register(table: list[tuple[str, Check]], category: str) -> Callable[[Check], Check]:
-    def add(check: Check) -> Check:
-        table.append((category, check))
-        return check
-    return add
-
-
-def text_of(node: ast.AST, limit: int = 40) -> str:
-    text = ast.unparse(node)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+from .check_tables import (ASSERT_CHECKS, BRANCH_CHECKS, CALL_CHECKS, CALLEE_CHECKS,
+                           COMPARE_CHECKS, LOOP_CHECKS, METHOD_CHECKS, NP_RANDOM_DRAWS,
+                           SUBSCRIPT_CHECKS, WITH_CHECKS, Scope, register, text_of)
 
 
 def _is_int(node: ast.AST) -> bool:
@@ -90,7 +60,7 @@ def _tensor_method(w: Scope, node: ast.Call, name: str) -> bool:
         w.qual(func) is None and not w.is_self(func.value)
 
 
-@_register(METHOD_CHECKS, "item")
+@register(METHOD_CHECKS, "item")
 def item_method(w: Scope, node: ast.Call) -> str | None:
     if _tensor_method(w, node, "item"):
         return f"`.item()` turns a tensor into a Python number: graph break " \
@@ -98,7 +68,7 @@ def item_method(w: Scope, node: ast.Call) -> str | None:
     return None
 
 
-@_register(CALL_CHECKS, "item")
+@register(CALL_CHECKS, "item")
 def number_of_tensor(w: Scope, node: ast.Call) -> str | None:
     qual = w.qual(node.func)
     if qual in ("float", "int") and node.args and w.kind(node.args[0]) is True:
@@ -107,7 +77,7 @@ def number_of_tensor(w: Scope, node: ast.Call) -> str | None:
     return None
 
 
-@_register(LOOP_CHECKS, "item")
+@register(LOOP_CHECKS, "item")
 def sizes_from_tensor(w: Scope, node: ast.AST, it: ast.AST) -> str | None:
     """``for t, h, w in grid_thw:`` then ``.view(t, h // 2, …)``: reported at the ``for`` line
     (the walker treats the loop's variables as the finding's sites, not as tensors)."""
@@ -126,7 +96,7 @@ def sizes_from_tensor(w: Scope, node: ast.AST, it: ast.AST) -> str | None:
 
 # -- BS002 data_dependent_branch: Python control flow on a tensor value ---------------------------
 
-@_register(BRANCH_CHECKS, "data_dependent_branch")
+@register(BRANCH_CHECKS, "data_dependent_branch")
 def branch_on_tensor(w: Scope, node: ast.AST, test: ast.AST, what: str) -> str | None:
     if w.tensor_test(test):
         return f"{what} on a tensor value: Dynamo cannot know which way to go, graph break " \
@@ -134,7 +104,7 @@ def branch_on_tensor(w: Scope, node: ast.AST, test: ast.AST, what: str) -> str |
     return None
 
 
-@_register(ASSERT_CHECKS, "data_dependent_branch")
+@register(ASSERT_CHECKS, "data_dependent_branch")
 def assert_with_computed_message(w: Scope, node: ast.Assert) -> str | None:
     # Dynamo rewrites `assert <tensor>[, "text"]` into torch._assert_async (no break); a
     # computed message (an f-string with values) defeats the rewrite.
@@ -159,7 +129,7 @@ def is_logging(w: Scope, func: ast.AST) -> bool:
         (obj.attr in LOGGER_NAMES or w.attrs.get(obj.attr) == "logger")
 
 
-@_register(CALL_CHECKS, "print")
+@register(CALL_CHECKS, "print")
 def logging_call(w: Scope, node: ast.Call) -> str | None:
     if is_logging(w, node.func):
         return f"`{text_of(node.func)}(...)` is a logging call Dynamo does not trace: graph " \
@@ -167,7 +137,7 @@ def logging_call(w: Scope, node: ast.Call) -> str | None:
     return None
 
 
-@_register(CALL_CHECKS, "print")
+@register(CALL_CHECKS, "print")
 def print_call(w: Scope, node: ast.Call) -> str | None:
     if w.qual(node.func) in ("print", "builtins.print"):
         return "`print(...)` is Python I/O Dynamo cannot put in a graph: graph break " \
@@ -175,7 +145,7 @@ def print_call(w: Scope, node: ast.Call) -> str | None:
     return None
 
 
-@_register(CALL_CHECKS, "print")
+@register(CALL_CHECKS, "print")
 def warn_call(w: Scope, node: ast.Call) -> str | None:
     if w.qual(node.func) == "warnings.warn":
         return f"`warnings.warn(...)` is a builtin Dynamo skips: graph break " \
@@ -185,7 +155,7 @@ def warn_call(w: Scope, node: ast.Call) -> str | None:
 
 # -- BS004 tolist_numpy: a tensor turned into a list or array --------------------------------------
 
-@_register(METHOD_CHECKS, "tolist_numpy")
+@register(METHOD_CHECKS, "tolist_numpy")
 def tolist_method(w: Scope, node: ast.Call) -> str | None:
     if _tensor_method(w, node, "tolist"):
         return "`.tolist()` copies a tensor into Python numbers: graph break " \
@@ -201,7 +171,7 @@ def tolist_method(w: Scope, node: ast.Call) -> str | None:
 _DATA_SHAPE = ("nonzero", "unique", "unique_consecutive", "masked_select", "argwhere")
 
 
-@_register(METHOD_CHECKS, "dynamic_shape_op")
+@register(METHOD_CHECKS, "dynamic_shape_op")
 def data_shape_call(w: Scope, node: ast.Call) -> str | None:
     qual = w.qual(node.func) or ""
     func = node.func
@@ -225,7 +195,7 @@ def _bool_mask(w: Scope, index: ast.AST) -> bool:
     return False
 
 
-@_register(SUBSCRIPT_CHECKS, "dynamic_shape_op")
+@register(SUBSCRIPT_CHECKS, "dynamic_shape_op")
 def boolean_mask_index(w: Scope, node: ast.Subscript) -> str | None:
     if w.kind(node.value) is True and _bool_mask(w, node.slice) and \
             isinstance(node.ctx, ast.Load):
@@ -237,16 +207,19 @@ def boolean_mask_index(w: Scope, node: ast.Subscript) -> str | None:
 
 # -- BS006 unsupported_call: calls Dynamo does not trace ------------------------------------------
 
-@_register(CALL_CHECKS, "unsupported_call")
+@register(CALL_CHECKS, "unsupported_call")
 def numpy_call(w: Scope, node: ast.Call) -> str | None:
     qual = w.qual(node.func)
+    if qual and qual.startswith("numpy.random.") and \
+            qual[13:] in {*NP_RANDOM_DRAWS, "seed"}:
+        return None  # measured: traced through torch._numpy (a one-number draw is rng)
     if qual and qual.startswith("numpy."):
         return f"`{text_of(node.func)}(...)` is a NumPy call: Dynamo can trace some NumPy calls " \
                "on tensors, so it may not break (a scan tells)"
     return None
 
 
-@_register(CALL_CHECKS, "unsupported_call")
+@register(CALL_CHECKS, "unsupported_call")
 def clock_call(w: Scope, node: ast.Call) -> str | None:
     qual = w.qual(node.func)
     if qual and qual.startswith("time."):
@@ -255,18 +228,19 @@ def clock_call(w: Scope, node: ast.Call) -> str | None:
     return None
 
 
-@_register(CALL_CHECKS, "unsupported_call")
+# (BS015 rng: Python's random module; the other random-state checks are in family_checks.py)
+@register(CALL_CHECKS, "rng")
 def random_call(w: Scope, node: ast.Call) -> str | None:
     qual = w.qual(node.func)
     if qual and qual.startswith("random.") and qual.split(".")[-1] not in _RANDOM_TRACED:
         return f"`{text_of(node.func)}()` is Python's random module, which Dynamo does not " \
-               f"trace: graph break ({gb('unsupported_call', 'GB0007')}); use `torch.rand`"
+               f"trace: graph break ({gb('rng', 'GB0007')}); use `torch.rand`"
     return None
 
 
 # -- BS007 explicit_break -------------------------------------------------------------------------
 
-@_register(CALL_CHECKS, "explicit_break")
+@register(CALL_CHECKS, "explicit_break")
 def graph_break_call(w: Scope, node: ast.Call) -> str | None:
     if w.qual(node.func) == "torch._dynamo.graph_break":
         return "`torch._dynamo.graph_break()` forces a graph break " \
@@ -276,7 +250,7 @@ def graph_break_call(w: Scope, node: ast.Call) -> str | None:
 
 # -- BS010 disabled_call --------------------------------------------------------------------------
 
-@_register(CALLEE_CHECKS, "disabled_call")
+@register(CALLEE_CHECKS, "disabled_call")
 def disabled_callee(w: Scope, node: ast.Call,
                     callee: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     decorators = {w.qual(d.func if isinstance(d, ast.Call) else d)
@@ -289,7 +263,7 @@ def disabled_callee(w: Scope, node: ast.Call,
 
 # -- BS011 tensor_deepcopy ------------------------------------------------------------------------
 
-@_register(CALL_CHECKS, "tensor_deepcopy")
+@register(CALL_CHECKS, "tensor_deepcopy")
 def deepcopy_call(w: Scope, node: ast.Call) -> str | None:
     if w.qual(node.func) == "copy.deepcopy" and node.args and w.kind(node.args[0]) is True:
         return "`copy.deepcopy()` of a tensor is not traced by Dynamo: graph break " \
@@ -299,7 +273,7 @@ def deepcopy_call(w: Scope, node: ast.Call) -> str | None:
 
 # -- BS101 shape_branch and BS103 shape_loop: recompiles, not breaks -----------------------------
 
-@_register(BRANCH_CHECKS, "shape_branch")
+@register(BRANCH_CHECKS, "shape_branch")
 def branch_on_size(w: Scope, node: ast.AST, test: ast.AST, what: str) -> str | None:
     if what == "`while`":
         return None
@@ -312,7 +286,7 @@ def branch_on_size(w: Scope, node: ast.AST, test: ast.AST, what: str) -> str | N
     return None
 
 
-@_register(LOOP_CHECKS, "shape_loop")
+@register(LOOP_CHECKS, "shape_loop")
 def loop_over_size(w: Scope, node: ast.AST, it: ast.AST) -> str | None:
     qual = w.qual(it.func) if isinstance(it, ast.Call) else None
     sized = qual == "range" and any(w.tensor_size(n) for a in it.args for n in ast.walk(a))
@@ -324,8 +298,11 @@ def loop_over_size(w: Scope, node: ast.AST, it: ast.AST) -> str | None:
     return None
 
 
+from . import family_checks  # noqa: E402,F401  (registers the newer families' checks)
+
 # What the lint can report, and which of it breaks the graph (the rest recompiles).
 CATEGORIES = frozenset(category for table in (CALL_CHECKS, METHOD_CHECKS, BRANCH_CHECKS,
-                                              LOOP_CHECKS, ASSERT_CHECKS, CALLEE_CHECKS)
+                                              LOOP_CHECKS, ASSERT_CHECKS, CALLEE_CHECKS,
+                                              SUBSCRIPT_CHECKS, WITH_CHECKS, COMPARE_CHECKS)
                        for category, _ in table)
 BREAK_CATEGORIES = frozenset(c for c in CATEGORIES if rule_for(c).kind == "break")

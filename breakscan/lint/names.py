@@ -19,6 +19,11 @@ Function = ast.FunctionDef | ast.AsyncFunctionDef
 _TORCH_NOT_TENSOR = ("torch._dynamo.", "torch.compiler.", "torch.jit.", "torch.cuda.",
                      "torch.backends.", "torch.distributed.", "torch.utils.", "torch.nn.",
                      "torch.overrides.", "torch.fx.", "torch.library.", "torch.onnx.")
+# What ``X = <call>`` makes, for the checks that care (a lock, a random generator).
+LOCK_TYPES = frozenset({"threading.Lock", "threading.RLock", "threading.Semaphore",
+                        "threading.BoundedSemaphore", "threading.Condition",
+                        "_thread.allocate_lock"})
+_MADE_KINDS = {**{t: "lock" for t in LOCK_TYPES}, "torch.Generator": "generator"}
 _TORCH_NOT_TENSOR_NAMES = frozenset({"Size", "device", "dtype", "finfo", "iinfo", "numel",
                                      "typename", "no_grad", "enable_grad", "inference_mode",
                                      "autocast", "manual_seed", "Generator"})
@@ -57,6 +62,11 @@ class FileNames:
             if isinstance(node, ast.Assign) and self.is_get_logger(node.value):
                 self.loggers.update(t.id for t in node.targets if isinstance(t, ast.Name))
         self._attrs: dict[str | None, dict[str, str]] = {}
+        # module-level names bound to a lock or a generator: ``LOCK = threading.Lock()``
+        self.made: dict[str, str] = {
+            t.id: kind for node in tree.body if isinstance(node, ast.Assign)
+            and (kind := self.made_kind(node.value)) for t in node.targets
+            if isinstance(t, ast.Name)}
 
     def qual(self, node: ast.AST, local: AbstractSet[str] = frozenset()) -> str | None:
         """Dotted name an expression refers to through the imports (None: a local/unknown);
@@ -71,6 +81,16 @@ class FileNames:
             base = self.qual(node.value, local)
             return f"{base}.{node.attr}" if base else None
         return None
+
+    def made_kind(self, value: ast.AST, local: AbstractSet[str] = frozenset()) -> str | None:
+        """"lock" or "generator" when ``value`` makes one (``torch.Generator().manual_seed(0)``
+        too: the seeding returns the generator), else None."""
+        while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
+                value.func.attr == "manual_seed" and isinstance(value.func.value, ast.Call):
+            value = value.func.value
+        if not isinstance(value, ast.Call):
+            return None
+        return _MADE_KINDS.get(self.qual(value.func, local) or "")
 
     def is_get_logger(self, node: ast.AST, local: AbstractSet[str] = frozenset()) -> bool:
         return isinstance(node, ast.Call) and self.qual(node.func, local) == "logging.getLogger"
@@ -133,6 +153,8 @@ class FileNames:
             return f"items:{held}"
         if self.is_get_logger(value):
             return "logger"
+        if made := self.made_kind(value):
+            return made
         if qual.startswith("torch.") and torch_returns_tensor(qual):
             return "tensor"
         return None

@@ -31,6 +31,8 @@ _MODULE_METHODS = frozenset({"modules", "children", "parameters", "buffers", "na
                              "apply", "train", "eval", "to", "cpu", "cuda", "type", "extra_repr",
                              "get_submodule", "add_module", "register_module", "zero_grad",
                              "register_forward_hook", "register_forward_pre_hook"})
+_SCALAR_REDUCTIONS = frozenset({"sum", "max", "min", "amax", "amin", "argmax", "argmin",
+                                "count_nonzero", "prod"})
 _CONTAINERS = frozenset({"int", "float", "bool", "str", "bytes", "list", "tuple", "dict", "set",
                          "List", "Tuple", "Dict", "Set", "Sequence", "Mapping", "Iterable",
                          "Callable", "None", "complex"})
@@ -83,6 +85,8 @@ class FunctionScope:
     attrs: dict[str, str]  # the class's attributes: self.X -> "tensor", "items:…", …
     nested: dict[str, Function] = field(default_factory=dict)  # defs inside it, by name
     items: dict[str, str] = field(default_factory=dict)  # loop variable -> the module class it holds
+    params: set[str] = field(default_factory=set)  # parameters not rebound yet (the inputs)
+    scalars: set[str] = field(default_factory=set)  # names bound to a 0-d tensor of the data
 
     @classmethod
     def enter(cls, names: FileNames, owner: str | None, func: Function, *, method: bool,
@@ -106,7 +110,8 @@ class FunctionScope:
             local.add("self")
         tensors = set(outer) | {a.arg for a, d in list(zip(params, defaults)) + kw
                                 if tensor_param(a, d)}
-        return cls(names, owner, local, tensors, attrs)
+        return cls(names, owner, local, tensors, attrs,
+                   params={a.arg for a in params + args.kwonlyargs})
 
     # -- the names a check reads -----------------------------------------------------------
     @property
@@ -175,6 +180,40 @@ class FunctionScope:
             return not (func.attr in _SCALAR_METHODS or func.attr.startswith("is_"))
         return None
 
+    def computed(self, node: ast.AST) -> bool:
+        """A tensor this function computed (not an input, a buffer or a parameter of it)."""
+        if isinstance(node, ast.Name):
+            return node.id in self.tensors and node.id not in self.params
+        if isinstance(node, ast.Attribute) and self.is_self(node.value):
+            return False
+        return self.kind(node) is True
+
+    def scalar_tensor(self, node: ast.AST) -> bool:
+        """A one-number tensor computed from the data here: ``(h > 0).sum()``, ``lengths.max()``,
+        ``n + 1`` of one, or a name bound to one (not a parameter, whose kind is a guess)."""
+        if isinstance(node, ast.Name):
+            return node.id in self.scalars
+        if isinstance(node, ast.BinOp):
+            return self.scalar_tensor(node.left) or self.scalar_tensor(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return self.scalar_tensor(node.operand)
+        if not isinstance(node, ast.Call) or node.keywords:
+            return False
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _SCALAR_REDUCTIONS:
+            return not node.args and self.kind(func.value) is True and self.qual(func) is None
+        qual = self.qual(func) or ""
+        return qual.startswith("torch.") and qual[6:] in _SCALAR_REDUCTIONS and \
+            len(node.args) == 1 and self.kind(node.args[0]) is True
+
+    def note(self, target: ast.AST, value: ast.AST) -> None:
+        """After ``target = value``: whether the name now holds a one-number tensor."""
+        if isinstance(target, ast.Name):
+            if self.scalar_tensor(value):
+                self.scalars.add(target.id)
+            else:
+                self.scalars.discard(target.id)
+
     def tensor_test(self, test: ast.AST) -> bool:
         """Python must turn this test into a bool, and its value comes from tensor data."""
         if isinstance(test, ast.BoolOp):
@@ -202,6 +241,7 @@ class FunctionScope:
     def bind(self, target: ast.AST, kind: bool | None) -> None:
         """Record what a name now holds; an unknown value keeps what it held before."""
         if isinstance(target, ast.Name):
+            self.params.discard(target.id)
             if kind:
                 self.tensors.add(target.id)
             elif kind is False:

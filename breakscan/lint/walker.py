@@ -20,7 +20,8 @@ from ..records import StaticFinding
 from ..rules import rule_id
 from .calls import Job, callee, first_jobs
 from .checks import (ASSERT_CHECKS, BRANCH_CHECKS, BREAK_CATEGORIES, CALL_CHECKS,
-                     CALLEE_CHECKS, LOOP_CHECKS, METHOD_CHECKS, SUBSCRIPT_CHECKS)
+                     CALLEE_CHECKS, COMPARE_CHECKS, LOOP_CHECKS, METHOD_CHECKS,
+                     SUBSCRIPT_CHECKS, WITH_CHECKS)
 from .names import FileNames
 from .tensors import FunctionScope
 
@@ -57,7 +58,7 @@ class Walker(ast.NodeVisitor):
         for stmt in job.func.body:
             self.visit(stmt)
 
-    def _add(self, node: ast.AST, category: str, message: str) -> None:
+    def _add(self, node: ast.AST, category: str, message: str, label: str | None = None) -> None:
         line = getattr(node, "lineno", 0)
         site = self.job.loop_site
         in_loop = category in BREAK_CATEGORIES and bool(self.blocks or site)
@@ -69,8 +70,10 @@ class Walker(ast.NodeVisitor):
         old = self.found.get((line, category))
         if old is None or (in_loop and not old[1]):
             code = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
+            function = self.job.label if label is None else \
+                self.job.label + label if label.startswith(".") else label
             finding = StaticFinding(rule=rule_id(category), category=category, file=self.path,
-                                    line=line, code=code, function=self.job.label, message=message)
+                                    line=line, code=code, function=function, message=message)
             self.found[(line, category)] = (finding, in_loop)
 
     # -- running the checks (checks.py) -----------------------------------------------------
@@ -79,7 +82,10 @@ class Walker(ast.NodeVisitor):
         reported = False
         for category, check in table:
             message = check(self.scope, node, *args)
-            if message is not None:
+            if isinstance(message, tuple):  # reported at another node (inside a hook)
+                self._add(message[1], category, message[0], message[2])
+                reported = True
+            elif message is not None:
                 self._add(node, category, message)
                 reported = True
                 if first:
@@ -185,6 +191,17 @@ class Walker(ast.NodeVisitor):
         self._run(SUBSCRIPT_CHECKS, node)
         self.generic_visit(node)
 
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        for item in node.items:
+            self._run(WITH_CHECKS, item.context_expr)
+        self.generic_visit(node)
+
+    visit_AsyncWith = visit_With
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        self._run(COMPARE_CHECKS, node)
+        self.generic_visit(node)
+
     def visit_Assert(self, node: ast.Assert) -> None:
         self._run(ASSERT_CHECKS, node)
         self.generic_visit(node)
@@ -204,6 +221,7 @@ class Walker(ast.NodeVisitor):
                     self.scope.bind(t, kind(v))
             else:
                 self.scope.bind(target, kind(node.value))
+                self.scope.note(target, node.value)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:

@@ -93,3 +93,16 @@ def test_a_tensor_while_becomes_while_loop_in_one_graph():
     assert fix["outputs_match"] and fix["status"] in GAINED
     assert _graphs(fix) == (3, 1) and fix["after"]["graph_calls_per_call"] == 1
     assert "torch._higher_order_ops.while_loop(_cond_" in fix["diff"]
+
+
+def test_an_untraceable_helper_becomes_one_opaque_op_and_is_verified():
+    """escape_cases.SortRows: a helper doing NumPy work on `.numpy()` (GB0294) becomes a
+    `torch.library.custom_op` with a generated fake (Inductor, inference): 4 graphs -> 1."""
+    model = f"{FIXTURES}/models/escape_cases.py:SortRows"
+    proc = run_cli(model, "-s", "4,8", "--fix", *QUICK, "-f", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    (fix,) = [f for f in doc["fixes"] if f["fix_id"] == "escape_hatch"]
+    assert fix["status"] in GAINED, fix["reason"]
+    assert (fix["before"]["graph_count"], fix["after"]["graph_count"]) == (4, 1)
+    assert "torch.library.custom_op" in fix["diff"] and "register_fake" in fix["diff"]

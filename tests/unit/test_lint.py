@@ -31,6 +31,7 @@ from conftest import FIXTURES, ROOT, SAMPLES, locate, sample_expectations
 LINT_FIXTURES = sorted((FIXTURES / "lint").glob("*.py"))
 EXPECT = re.compile(r"#\s*expect:\s*([\w ,]+?)\s*(\[loop\])?\s*$")
 LOOP_TEXT = "inside a loop/try"
+SKIP_TEXT = "(frame runs eagerly)"  # a finding that says Dynamo skips the whole function
 ALL_CATEGORIES = BREAK_CATEGORIES | {"shape_branch", "shape_loop"}
 
 
@@ -111,6 +112,11 @@ STATIC_LIMITS = {
     "NestedBreak": "the `.item()` is in nested_helpers.py, a function imported from another "
                    "file: lint reads one file and does not follow imports (the scan finds it)",
 }
+# Samples whose frame the scan sees skipped, where lint cannot tell from the line alone.
+SKIP_UNSEEN = {
+    "SparseAdjacency": "`to_sparse()` alone is a plain break (GB0277); what a sparse op on it does "
+                       "to the frame is decided while tracing",
+}
 BROKEN = [e for e in sample_expectations()
           if (e.facts.get("cause") or e.facts.get("category")) in BREAK_CATEGORIES]
 # The fixed twins (and the samples that are no break at all, e.g. a Python loop) — but not
@@ -135,8 +141,8 @@ def test_sample_break_is_found_on_its_line(expect):
     findings = [f for f in lint_file(expect.file, only=expect.name)
                 if f.category in BREAK_CATEGORIES]
     assert [(f.file, f.line, f.category) for f in findings] == [(str(file), line, category)]
-    skipped = expect.facts["category"] == "frame_skipped"
-    assert (LOOP_TEXT in findings[0].message) == skipped
+    skipped = expect.facts["category"] == "frame_skipped" and expect.name not in SKIP_UNSEEN
+    assert (SKIP_TEXT in findings[0].message) == skipped
 
 
 def test_samples_cover_the_break_categories_lint_knows():

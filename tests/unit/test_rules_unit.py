@@ -34,12 +34,16 @@ def test_one_registry_every_fix_and_lint_check_belongs_to_a_rule():
     for spec in FIXES.values():
         assert spec.rule is None or spec.id in RULES_BY_ID[spec.rule].fixes, spec
         assert (spec.kind == "setting") == bool(spec.config), spec
-    assert [f.id for f in fixes_for("item", "source")] == ["print_guard"]  # also_for
+    assert [f.id for f in fixes_for("item", "source")] == ["print_guard",
+                                                          "escape_hatch"]  # also_for
     for category in lint_rules.CATEGORIES:
         assert category in RULES_BY_CATEGORY, category
     assert lint_rules.BREAK_CATEGORIES == {"item", "data_dependent_branch", "print",
                                            "tolist_numpy", "unsupported_call", "explicit_break",
-                                           "disabled_call", "tensor_deepcopy", "dynamic_shape_op"}
+                                           "disabled_call", "tensor_deepcopy", "dynamic_shape_op",
+                                           "rng", "data_dependent_value", "object_identity",
+                                           "context_manager", "sparse_nested_tensor", "autograd",
+                                           "hook"}
     assert gb("print", "GB0291") == "GB0291"
     with pytest.raises(ValueError):
         gb("print", "GB0124")  # a message may not name another rule's id

@@ -80,6 +80,10 @@ def _leaves(value: Any) -> list[Any]:
     return leaves
 
 
+def _plain(t: torch.Tensor) -> torch.Tensor:
+    return t if type(t) is torch.Tensor else t.detach().as_subclass(torch.Tensor)
+
+
 def tolerance(dtype: torch.dtype) -> float:
     return TOLERANCE.get(dtype, _DEFAULT_TOLERANCE)
 
@@ -108,7 +112,9 @@ def scaled_error(expected: torch.Tensor, actual: torch.Tensor) -> float:
 
 def _compare_tensor(index: int, e: torch.Tensor, a: torch.Tensor) -> tuple[str | None, float,
                                                                            float, float]:
-    """(problem, scaled error, max abs error, max rel error) of one tensor leaf."""
+    """(problem, scaled error, max abs error, max rel error) of one tensor leaf (a tensor
+    subclass compared as the plain tensor it holds: its own ops may refuse `torch.equal`)."""
+    e, a = _plain(e), _plain(a)
     if a.shape != e.shape:
         return f"output {index}: shape {tuple(a.shape)} != {tuple(e.shape)}", math.inf, 0.0, 0.0
     if not (e.is_floating_point() or e.is_complex()):

@@ -24,6 +24,9 @@ def rules(rule: Optional[str] = typer.Argument(None, help="A rule id (BS001), na
     from ..report import terminal
     from ..rules import CATALOGUE, find_rule
 
+    if markdown and rule is not None:
+        fail(UsageError("--markdown prints the whole catalogue; leave out the rule "
+                        f"{rule!r}, or drop --markdown to explain it"), False)
     if markdown:
         from ..report.catalogue import catalogue_markdown
 

@@ -29,3 +29,10 @@ def test_breakscan_rules_markdown_prints_it():
 
     out = run_cli("rules", "--markdown")
     assert out.returncode == 0 and out.stdout == catalogue_markdown()
+
+
+def test_markdown_with_a_rule_is_a_usage_error():
+    from conftest import run_cli
+
+    out = run_cli("rules", "--markdown", "BS001")
+    assert out.returncode == 2 and "--markdown prints the whole catalogue" in out.stderr

@@ -1,9 +1,7 @@
 """The records one capture and its analysis produce: what Dynamo (or a trace file) recorded,
 uninterpreted (``CodeEvent``, ``FrameMetric``, ``RawCapture``, ``RawFailure``), and what the
 analysis makes of it (graphs, compiled frames, root-cause breaks, the compile error, lint
-findings, explain's counts, recompiles).
-
-Plain dataclasses, filled by ``capture``, ``analyse``, ``recompiles`` and ``trace``, held by a
+findings, explain's counts, recompiles). Plain dataclasses, filled by ``capture``, ``analyse``, ``recompiles`` and ``trace``, held by a
 :class:`~breakscan.result.ScanResult`; the ``Raw*`` ones never leave the process that made them.
 """
 
@@ -322,6 +320,7 @@ class CompileError:
     code: str = ""  # the source line at file:line
     explanation: str = ""  # Dynamo's "Explanation:" line, when it gave one
     owner: str = "user"  # user | third_party (whose line file:line is)
+    backend: str | None = None  # None: the capture raised; else the --time backend that did
 
     def location(self) -> str:
         return f"{self.file}:{self.line}" if self.file else "(no line outside torch)"

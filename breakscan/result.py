@@ -20,7 +20,7 @@ from .records import (CompiledFrame, CompileError, Discrepancy, ExplainCounts, G
                       RecompileReport, RootBreak, StaticFinding)
 from .verdicts import ABTiming, Correctness, Fix, GateResult, TimingReport
 
-SCHEMA_VERSION = "1.17"
+SCHEMA_VERSION = "1.18"
 
 
 def whole(value: float | None) -> str:
@@ -245,6 +245,9 @@ class FixedScan:
     ab: ABTiming | None = None  # original vs fixed in this process (only with a real gain)
     baseline: Correctness | None = None  # the original compiled vs eager, in this process
     random: bool = False  # the model draws random numbers (compiled with fallback_random)
+    # The original raises compiled with the timing backend (its scan's compile_error.backend)
+    # and this fixed model compiles with it: nothing to time against, a failure removed.
+    rescued: bool = False
 
 
 @dataclass

@@ -21,6 +21,9 @@ class ComprehensionUnderSkip(nn.Module):
         cause: print
         break_at: print("inner", h.shape)
         follow_on: wanted = {f"use_{k}": FLAGS[k] and x.dim() > 1 for k in FLAGS}
+        gb_id: GB0059
+        advice_contains: Guard it with `if not torch.compiler.is_compiling()
+        fix: print_guard verified
     """
 
     def __init__(self, width: int = 16):

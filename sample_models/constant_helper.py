@@ -20,6 +20,9 @@ class ConstantThroughHelpers(nn.Module):
         category: tensor_constant
         break_at: self._keep("pad", pad)
         sites: 2
+        gb_id: GB0124
+        advice_contains: A constant kept in a tensor
+        fix: python_constants verified
     """
 
     def __init__(self, width: int = 16, pad: int = 2, stride: int = 2):

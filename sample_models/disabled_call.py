@@ -23,6 +23,9 @@ class CallsDisabled(nn.Module):
         records: 1
         category: disabled_call
         break_at: h = rescale(h)
+        gb_id: GB0098
+        advice_contains: is decorated with `torch.compiler.disable`
+        fix: none
     """
 
     def __init__(self, width: int = 16):

@@ -13,6 +13,9 @@ class BooleanMask(nn.Module):
         records: 1
         category: dynamic_shape_op
         break_at: positive = h[h > 0]
+        gb_id: GB0036
+        advice_contains: Use a static-shape formulation
+        fix: capture_dynamic_output_shape_ops verified
     """
 
     def __init__(self, width: int = 16):

@@ -11,6 +11,9 @@ class ExplicitBreak(nn.Module):
         records: 1
         category: explicit_break
         break_at: torch._dynamo.graph_break()
+        gb_id: GB0025
+        advice_contains: Remove the `torch._dynamo.graph_break()` call
+        fix: remove_graph_break verified
     """
 
     def __init__(self, width: int = 16):

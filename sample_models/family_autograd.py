@@ -34,6 +34,41 @@ class GradInForward(nn.Module):
         return h + g.norm()
 
 
+
+class GradientPenalty(nn.Module):
+    """WGAN-GP's gradient penalty in forward: the critic's gradient at points mixed from two
+    halves of the batch. Captured (Dynamo's own graphs run as they are) it is one
+    `autograd.grad` break (GB9186). Compiled with Inductor it fails on every call: `mixed` leaves
+    the first graph as an output of AOTAutograd's function, so `autograd.grad` differentiates a
+    tensor the score does not depend on ("The differentiated Tensor at index 0 appears to not
+    have been used in the graph"). `--time` reports that as torch.compile failing with
+    backend=inductor (exit 3, the break kept); `--fix --time` verifies
+    `trace_autograd_ops`, which makes it compile as one graph.
+
+    Expected scan (--input-shape 8,16):
+        graphs: 2
+        breaks: 1
+        records: 1
+        category: autograd
+        gb_id: GB9186
+        fix: trace_autograd_ops verified
+        advice_contains: trace_autograd_ops
+        break_at: (g,) = torch.autograd.grad(score.sum(), mixed, create_graph=True)
+    """
+
+    def __init__(self, width: int = 16):
+        super().__init__()
+        self.critic = nn.Sequential(nn.Linear(width, 32), nn.Tanh(), nn.Linear(32, 1))
+        self.mix = nn.Parameter(torch.full((1, width), 0.5))
+
+    def forward(self, x):
+        real, fake = x.chunk(2)
+        with torch.enable_grad():
+            mixed = self.mix * real + (1 - self.mix) * fake
+            score = self.critic(mixed)
+            (g,) = torch.autograd.grad(score.sum(), mixed, create_graph=True)
+        return score.mean() + ((g.norm(dim=1) - 1) ** 2).mean()
+
 class GradClosedForm(nn.Module):
     """Fixed twin: the same gradient written out.
 
@@ -69,6 +104,7 @@ class LeafInForward(nn.Module):
         gb_id: GB8985
         advice_contains: call it on the input in the caller
         break_at: feats = h.detach().requires_grad_()
+        fix: trace_autograd_ops no effect
     """
 
     def __init__(self, width: int = 16):

@@ -41,6 +41,7 @@ class FakeReadsData(nn.Module):
         gb_id: GB0033
         advice_contains: only computes output shapes/dtypes
         break_at: r = soft_root(h)
+        fix: capture_scalar_outputs no effect
     """
 
     def __init__(self, width: int = 16):

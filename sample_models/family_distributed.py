@@ -26,6 +26,9 @@ class AsyncAllReduce(nn.Module):
         records: 1
         category: distributed
         break_at: self.pending.append(dist.all_reduce(h, async_op=True))
+        gb_id: GB0172
+        advice_contains: Use `async_op=False`
+        fix: enable_p2p_compilation no effect
     """
 
     def __init__(self, width: int = 16):

@@ -17,6 +17,9 @@ class DelCapturedVariable(nn.Module):
         records: 1
         category: dynamo_limitation
         break_at: del h
+        gb_id: GB0082
+        advice_contains: Write the construct more plainly (a loop
+        fix: none
     """
 
     def __init__(self, width: int = 16):

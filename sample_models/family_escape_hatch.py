@@ -35,6 +35,9 @@ class NonstrictWithObject(nn.Module):
         records: 1
         category: escape_hatch
         break_at: h = rescale(h, self.options)
+        gb_id: GB0236
+        advice_contains: Pass tensors/pytrees of tensors, define the
+        fix: none
     """
 
     def __init__(self, width: int = 16):

@@ -17,6 +17,9 @@ class ExceptionWithKeywords(nn.Module):
         records: 1
         category: exception
         break_at: self.fallback_reason = ImportError("fused_ops is not installed", name="fused_ops")
+        gb_id: GB0273
+        advice_contains: Validate inputs before the compiled call and
+        fix: none
     """
 
     def __init__(self, width: int = 16):

@@ -19,6 +19,7 @@ class ItemsView(nn.Module):
         advice_contains: pass the dict, list or tuple itself
         break_at: for name, scale in self.scales:
         eager_gaps_per_call: 1
+        fix: disable_region no effect
     """
 
     def __init__(self, width: int = 16):

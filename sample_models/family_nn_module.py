@@ -18,6 +18,9 @@ class ParameterInForward(nn.Module):
         records: 1
         category: nn_module
         break_at: weight = nn.Parameter(self.fc.weight * self.mask)
+        gb_id: GB0264
+        advice_contains: Create parameters in `__init__`
+        fix: none
     """
 
     def __init__(self, width: int = 16):

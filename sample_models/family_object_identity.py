@@ -18,6 +18,7 @@ class AliasCheck(nn.Module):
         gb_id: GB5976
         advice_contains: `data_ptr()` is a run-time address
         break_at: if flat.data_ptr() == h.data_ptr():
+        fix: none
     """
 
     def __init__(self, width: int = 16):

@@ -33,6 +33,7 @@ class StatsPerCall(nn.Module):
         gb_id: GB0363
         advice_contains: Create it before `torch.compile`
         break_at: stats = RunningStats()
+        fix: none
     """
 
     def __init__(self, width: int = 16):

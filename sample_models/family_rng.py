@@ -18,6 +18,7 @@ class SeedInForward(nn.Module):
         gb_id: GB0007
         advice_contains: seed once outside forward
         break_at: torch.manual_seed(0)
+        fix: dont_skip_tracing no effect
     """
 
     def __init__(self, width: int = 16):
@@ -46,6 +47,7 @@ class GeneratorInForward(nn.Module):
         gb_id: GB0363
         advice_contains: A `torch.Generator` made in forward is an opaque object
         break_at: g = torch.Generator().manual_seed(0)
+        fix: none
     """
 
     def __init__(self, width: int = 16):

@@ -22,6 +22,7 @@ class SparseAdjacency(nn.Module):
         advice_contains: Create sparse tensors outside the compiled region
         break_at: out = torch.sparse.mm(adj.to_sparse(), h)
         frames_run_eagerly_per_call: 1
+        fix: none
     """
 
     def __init__(self, width: int = 16):

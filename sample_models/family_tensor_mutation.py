@@ -16,6 +16,9 @@ class ResizeWorkspace(nn.Module):
         records: 1
         category: tensor_mutation
         break_at: workspace.resize_(h.shape)
+        gb_id: GB0126
+        advice_contains: Use out-of-place ops and return the new
+        fix: none
     """
 
     def __init__(self, width: int = 16):

@@ -20,6 +20,9 @@ class SubclassViewCheck(nn.Module):
         records: 1
         category: tensor_subclass
         break_at: if h._base is not None:
+        gb_id: GB0163
+        advice_contains: Unwrap to plain tensors before the compiled
+        fix: none
     """
 
     def __init__(self, width: int = 16):

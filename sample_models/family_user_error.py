@@ -32,6 +32,9 @@ class SignatureProbe(nn.Module):
         frames_skipped: 1
         break_at: out = self.gate(h, scale=2.0)
         frames_run_eagerly_per_call: 1
+        gb_id: GB7312
+        advice_contains: Run it uncompiled
+        fix: none
     """
 
     def __init__(self, width: int = 16):

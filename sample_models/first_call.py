@@ -27,6 +27,9 @@ class WarnOnce(nn.Module):
         calls: first_only
         break_at: warnings.warn("WarnOnce: input layout is deprecated")
         explain_breaks: 1
+        gb_id: GB0007
+        advice_contains: Guard it with `if not torch.compiler.is_compiling()
+        fix: reorderable_logging_functions verified
     """
 
     def __init__(self, width: int = 16):
@@ -54,6 +57,9 @@ class LazyScale(nn.Module):
         calls: first_only
         break_at: self.scale = h.detach().abs().mean().item()
         explain_breaks: 1
+        gb_id: GB0124
+        advice_contains: Keep the value as a 0-d tensor
+        fix: capture_scalar_outputs verified
     """
 
     def __init__(self, width: int = 16):
@@ -80,6 +86,9 @@ class HookOnce(nn.Module):
         calls: first_only
         break_at: self.fc2.register_forward_hook(_keep_output)
         explain_breaks: 1
+        gb_id: GB0467
+        advice_contains: Register hooks outside forward
+        fix: switch:_hooked=not current verified
     """
 
     def __init__(self, width: int = 16):
@@ -167,6 +176,9 @@ class HooksOnceInHelper(nn.Module):
         break_at: layer.register_forward_hook(_keep_output)
         graph_calls_per_call: 2.0
         fires_per_call: 1.0
+        gb_id: GB0467
+        advice_contains: Register hooks outside forward
+        fix: switch:_hooked=not current verified
     """
 
     def __init__(self, width: int = 16):

@@ -21,6 +21,9 @@ class GridSizes(nn.Module):
         cause: item
         break_at: for t, hh, w in self.grid_thw:
         sites: 1
+        gb_id: GB0124
+        advice_contains: come from iterating the tensor
+        fix: capture_scalar_outputs verified
     """
 
     def __init__(self, width: int = 16, merge: int = 2):

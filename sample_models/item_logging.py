@@ -17,6 +17,9 @@ class LogInsideForward(nn.Module):
         category: item
         break_at: self.last_mean = h.mean().item()
         explain_breaks: 1
+        gb_id: GB0124
+        advice_contains: Keep the value as a 0-d tensor
+        fix: capture_scalar_outputs verified
     """
 
     def __init__(self, width: int = 16):

@@ -17,6 +17,9 @@ class LoggerInForward(nn.Module):
         records: 1
         category: print
         break_at: log.debug("activations ready")
+        gb_id: GB0291
+        advice_contains: Guard it with `if not torch.compiler.is_compiling()
+        fix: print_guard verified
     """
 
     def __init__(self, width: int = 16):
@@ -41,6 +44,9 @@ class InlineLogger(nn.Module):
         records: 2
         category: print
         break_at: logging.getLogger(__name__).info("activations ready")
+        gb_id: GB6215
+        advice_contains: Guard it with `if not torch.compiler.is_compiling()
+        fix: print_guard verified
     """
 
     def __init__(self, width: int = 16):

@@ -21,6 +21,9 @@ class PrintInLoop(nn.Module):
         eager_gaps_per_call: 0
         frames_run_eagerly_per_call: 1
         fires_per_call: 1
+        gb_id: GB0059
+        advice_contains: Guard it with `if not torch.compiler.is_compiling()
+        fix: print_guard verified
     """
 
     def __init__(self, width: int = 16, depth: int = 3):

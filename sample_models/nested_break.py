@@ -32,6 +32,9 @@ class NestedBreak(nn.Module):
         category: item
         break_at: nested_helpers.py: peak = h.abs().max().item()
         explain_breaks: 5
+        gb_id: GB0124
+        advice_contains: Keep the value as a 0-d tensor
+        fix: capture_scalar_outputs verified
     """
 
     def __init__(self, width: int = 16):

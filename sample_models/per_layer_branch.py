@@ -39,6 +39,9 @@ class PerLayerBranch(nn.Module):
         eager_gaps_per_call: 24
         frames_run_eagerly_per_call: 1
         fires_per_call: 24
+        gb_id: GB0170
+        advice_contains: Make it branchless: `torch.where(cond, a, b)`
+        fix: torch_where verified
     """
 
     def __init__(self, width: int = 16, depth: int = DEPTH):

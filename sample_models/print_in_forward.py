@@ -17,6 +17,9 @@ class PrintInForward(nn.Module):
         eager_gaps_per_call: 1
         frames_run_eagerly_per_call: 0
         fires_per_call: 1
+        gb_id: GB0059
+        advice_contains: Guard it with `if not torch.compiler.is_compiling()
+        fix: print_guard verified
     """
 
     def __init__(self, width: int = 16):
@@ -41,6 +44,9 @@ class LeadingPrint(nn.Module):
         category: print
         break_at: print("running LeadingPrint")
         explain_breaks: 0
+        gb_id: GB0059
+        advice_contains: Guard it with `if not torch.compiler.is_compiling()
+        fix: print_guard verified
     """
 
     def __init__(self, width: int = 16):

@@ -19,6 +19,9 @@ class RandomJitter(nn.Module):
         records: 1
         category: rng
         break_at: jitter = random.random()
+        gb_id: GB0007
+        advice_contains: Seeding or drawing through a function Dynamo
+        fix: torch_rng changes outputs
     """
 
     def __init__(self, width: int = 16):
@@ -63,6 +66,9 @@ class TimerInForward(nn.Module):
         records: 1
         category: unsupported_call
         break_at: self.started = time.perf_counter()
+        gb_id: GB0007
+        advice_contains: If no tensor computation uses its result
+        fix: guard_side_effect verified
     """
 
     def __init__(self, width: int = 16):
@@ -87,6 +93,9 @@ class NumpyRandom(nn.Module):
         records: 1
         category: rng
         break_at: scale = 1.0 + np.random.rand() * 0.1
+        gb_id: GB0033
+        advice_contains: A NumPy or `random` draw that returns a Python
+        fix: torch_rng changes outputs
     """
 
     def __init__(self, width: int = 16):

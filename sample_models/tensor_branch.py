@@ -13,6 +13,9 @@ class TensorIf(nn.Module):
         records: 1
         category: data_dependent_branch
         break_at: if h.sum() > 0:
+        gb_id: GB0170
+        advice_contains: Make it branchless: `torch.where(cond, a, b)`
+        fix: torch_where verified
     """
 
     def __init__(self, width: int = 16):

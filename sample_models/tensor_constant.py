@@ -18,6 +18,9 @@ class ConstantInTensor(nn.Module):
         category: tensor_constant
         break_at: self.pad = nn.Buffer(torch.tensor(pad), persistent=False)
         sites: 2
+        gb_id: GB0124
+        advice_contains: A constant kept in a tensor
+        fix: python_constants verified
     """
 
     def __init__(self, width: int = 16, pad: int = 2, stride: int = 2):

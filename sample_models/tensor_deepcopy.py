@@ -16,6 +16,9 @@ class DeepCopyInForward(nn.Module):
         records: 1
         category: tensor_deepcopy
         break_at: snapshot = copy.deepcopy(h)
+        gb_id: GB4198
+        advice_contains: Use `t.clone()` (add `.detach()` when the copy
+        fix: clone verified
     """
 
     def __init__(self, width: int = 16):

@@ -13,6 +13,9 @@ class TolistInForward(nn.Module):
         records: 1
         category: tolist_numpy
         break_at: scales = self.scale.abs().tolist()
+        gb_id: GB0109
+        advice_contains: Keep the data as tensors
+        fix: none
     """
 
     def __init__(self, width: int = 16):
@@ -36,6 +39,9 @@ class IntTolistInForward(nn.Module):
         records: 1
         category: tolist_numpy
         break_at: counts = (h > 0).sum(-1).tolist()
+        gb_id: GB0033
+        advice_contains: Keep the data as tensors
+        fix: capture_scalar_outputs verified
     """
 
     def __init__(self, width: int = 16):

@@ -17,6 +17,9 @@ class WarnInForward(nn.Module):
         records: 1
         category: print
         break_at: warnings.warn("activations are large")
+        gb_id: GB0007
+        advice_contains: Guard it with `if not torch.compiler.is_compiling()
+        fix: reorderable_logging_functions verified
     """
 
     def __init__(self, width: int = 16):

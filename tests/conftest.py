@@ -19,6 +19,17 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # "verified", or "slower" when the same-process timing says the model got slower (a timing:
 # tests assert the proof, never the speed).
 GAINED = ("verified", "slower")
+FIX_STATUSES = ("verified", "slower", "no effect", "makes it worse", "breaks compilation",
+                "changes outputs", "not applicable", "not tried")
+
+
+def split_fix(text: str) -> tuple[str, str]:
+    """A docstring's `fix:` value -> (fix id, status); a switch's id may hold a space
+    (`switch:_hooked=not current verified`); `none` has no status."""
+    for status in FIX_STATUSES:
+        if text.endswith(" " + status):
+            return text[: -len(status) - 1], status
+    return text, ""
 _EXPECT_LINE = re.compile(r"^\s*(compile_error|exception|sites|follow_on|graphs|breaks|records|category|cause|break_at|frames_skipped|twin_of|same_outputs|calls|later_breaks|"
                           r"explain_breaks|ops|graph_calls_per_call|eager_gaps_per_call|"
                           r"frames_run_eagerly_per_call|fires_per_call|gb_id|advice_contains|"
@@ -68,9 +79,11 @@ def program_expectations() -> list[tuple[Path, dict[str, str]]]:
     for path in sorted(SAMPLES.glob("*.py")):
         doc = ast.get_docstring(ast.parse(path.read_text())) or ""
         if "Expected run" in doc:
-            lines = doc.split("Expected run", 1)[1].splitlines()[1:]
-            found.append((path, {m.group(1): m.group(2) for m in map(_RUN_LINE.match, lines)
-                                 if m}))
+            head, *lines = doc.split("Expected run", 1)[1].splitlines()
+            facts = {m.group(1): m.group(2) for m in map(_RUN_LINE.match, lines) if m}
+            # "Expected run (--capture-only --epochs 1):": the program's own arguments
+            facts["args"] = head.strip(" ():").replace("--capture-only", "").strip()
+            found.append((path, facts))
     return found
 
 

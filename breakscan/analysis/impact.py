@@ -156,7 +156,8 @@ def _tally(result: ScanResult, python_calls: dict[CodeKey, int],
     skipped = {(f.name, f.file, f.first_line) for f in result.frames if f.skipped}
     gaps = sum(n for key, n in python_calls.items()
                if resume_line(key[0]) is not None or key in rest)
-    eagerly = sum(n for key, n in python_calls.items() if key in skipped)
+    compiled = getattr(python_calls, "compiled", {})  # after its compiles hit the limit
+    eagerly = sum(n - compiled.get(key, 0) for key, n in python_calls.items() if key in skipped)
     fires: dict[int, int] = {}
     for key, count in python_calls.items():
         # A skipped resume function fires twice: the break it resumes after, and the break

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..frames import Frame, is_torch_file, is_user_file, module_ast
 from ..records import Recompile, RecompileReport
+from ..rules import rule_for
 
 _HEADER = re.compile(r"Recompiling function (?P<fn>\S+) in (?P<file>.+):(?P<line>\d+)")
 _REASON = re.compile(r"^\s*-\s*(?P<cid>\d+/\d+):\s*(?P<reason>.+?)\s*$")
@@ -41,6 +42,8 @@ def _resolve(fragment: str) -> str | None:
     """Dynamo shortens paths in guard comments ("ork/main/model.py"): find the loaded file."""
     if os.path.isabs(fragment):
         return fragment
+    if os.path.isfile(fragment):  # relative to the working folder, as Dynamo prints it
+        return os.path.abspath(fragment)
     tail = fragment.split("/", 1)[1] if "/" in fragment else fragment
     for module in list(sys.modules.values()):
         path = getattr(module, "__file__", None)
@@ -101,10 +104,28 @@ def program_recompiles(logs: list[str], stacks: list[list[tuple[str, int, str]]]
                       "once for each. It compiles as a frame of its own only because a break "
                       "cut it out of its caller's graph: fix that break and it is inlined.")
     if hits:
-        advice.append(f"The recompile limit (torch._dynamo.config.recompile_limit = {limit}) "
-                      f"was hit: {', '.join(hits)} now runs eagerly.")
+        advice.append(limit_advice(hits, limit, recompiles))
     report.suggestion = " ".join(advice) or None
     return report
+
+
+_HINT = re.compile(r"\(HINT: (?P<hint>.+)\)\s*$")
+
+
+def limit_advice(hits: list[str], limit: int | None, recompiles: list[Recompile]) -> str:
+    """The recompile limit hit (GB0039, rule recompile_limit): which frame now runs eagerly,
+    the guard that kept failing and where it comes from, Dynamo's own hint for that guard."""
+    text = (f"The recompile limit (torch._dynamo.config.recompile_limit = {limit}) was hit "
+            f"(GB0039): {', '.join(hits)} now runs eagerly.")
+    newest = recompiles[-1] if recompiles else None
+    if newest is not None and newest.reasons:
+        guard = newest.reasons[0].split("  #")[0].strip()
+        where = f" (set by {', '.join(newest.guard_lines)})" if newest.guard_lines else ""
+        text += f" The guard that kept failing: `{guard}`{where}."
+        hints = [m.group("hint") for m in map(_HINT.search, newest.reasons) if m]
+        if hints:
+            text += f" Dynamo's hint: {hints[0]}"
+    return f"{text} {rule_for('recompile_limit').suggestion}"
 
 
 def specialised_note(report: RecompileReport, specialised: list[int]) -> str:

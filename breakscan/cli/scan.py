@@ -125,7 +125,8 @@ def scan(
         if run.error is not None and run.exit_code != EXIT_MODEL_FAILED and \
                 not run.interrupted:
             fail_run(run, debug)  # bad input: nothing ran, nothing to report
-        if fix and run.error is None and run.result.compile_error is None:
+        if fix and run.error is None and (run.result.compile_error is None
+                                          or run.result.compile_error.backend):
             stopped = _fix(target, options, run.result, limits, write)
             if stopped is not None:  # interrupted mid-way: report what was verified so far
                 run.error, run.exit_code = stopped

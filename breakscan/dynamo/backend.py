@@ -119,15 +119,46 @@ class CaptureBackend:
 CodeKey = tuple[str, str, int]  # (co_name, co_filename, co_firstlineno)
 
 
+class CallCounts(dict):  # type: ignore[type-arg]
+    """Calls per code key (``dict[CodeKey, int]``), and in ``compiled`` how many of them ran
+    Dynamo's transformed code. A frame that hit the recompile limit is skipped after its
+    compiles: only its calls that ran the original code ran eagerly."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.compiled: dict[CodeKey, int] = {}
+
+
+def _dynamo_made() -> Callable[[Any], bool]:
+    """Whether a code object is one Dynamo made from a frame's code (its compiled version),
+    read from ``torch._dynamo.utils.orig_code_map`` (2.13, 2.14); never, where it is missing."""
+    made = getattr(getattr(torch._dynamo, "utils", None), "orig_code_map", None)
+    return (lambda code: code in made) if made is not None else (lambda code: False)
+
+
+def count_by_key(codes: list[tuple[Any, int]]) -> CallCounts:
+    """(code object, calls) pairs -> calls per (name, file, first line): Dynamo runs a frame's
+    transformed code under a new code object with the same identity."""
+    made = _dynamo_made()
+    out = CallCounts()
+    for code, n in codes:
+        key = (code.co_name, code.co_filename, code.co_firstlineno)
+        out[key] = out.get(key, 0) + n
+        if made(code):
+            out.compiled[key] = out.compiled.get(key, 0) + n
+    return out
+
+
 @contextlib.contextmanager
-def python_calls(wanted: Callable[[CodeKey], bool]) -> Iterator[dict[CodeKey, int]]:
+def python_calls(wanted: Callable[[CodeKey], bool]) -> Iterator[CallCounts]:
     """Count the Python-level calls of the code objects ``wanted`` accepts (sys.setprofile).
 
     Dynamo runs a resume function's compiled code under the resume function's own code object,
     and a frame it skipped as itself, so both are seen here: each call of a resume function is
     one return to Python at a break, each call of a skipped frame one frame run eagerly.
     """
-    counts: dict[CodeKey, int] = {}
+    counts = CallCounts()
+    made = _dynamo_made()
     # Keyed by identity: Dynamo's resume code for a break inside a comprehension keeps a dict
     # among its constants, so hashing the code object raises "unhashable type: 'dict'".
     seen: dict[int, tuple[Any, bool]] = {}
@@ -145,6 +176,8 @@ def python_calls(wanted: Callable[[CodeKey], bool]) -> Iterator[dict[CodeKey, in
         if keep:
             key = (code.co_name, code.co_filename, code.co_firstlineno)
             counts[key] = counts.get(key, 0) + 1
+            if made(code):
+                counts.compiled[key] = counts.compiled.get(key, 0) + 1
 
     previous = sys.getprofile()
     sys.setprofile(profile)

@@ -87,6 +87,11 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
     fix.status = decide(found, compiles=not failed, outputs_same=outputs_reason is None,
                         timing=timing, eager_region=fix.fix_id == "disable_region")
     fix.reason = _reason(fix.status, found, before, after, failed, outputs_reason, fixed, fix)
+    if fixed.rescued and not failed and outputs_reason is None and found.better:
+        fix.status = "verified"  # torch.compile failed on the original; with it, it runs
+        fix.reason = (f"the original fails compiled with this backend; with it, the model "
+                      f"compiles and matches eager: {numbers_text(before, after)} (not timed: "
+                      "the original has no compiled run to time against)")
     if fix.status == "breaks compilation":
         fix.after = None  # no graph was made: "22 -> 0 graphs" would read as a gain
     fix.verified = fix.status == "verified"

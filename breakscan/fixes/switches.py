@@ -223,6 +223,12 @@ def _objects(model: Any, classes: set[str]) -> list[Any]:
     return list(found.values())
 
 
+def _holds_tensor(value: Any) -> bool:
+    """A torch.Tensor (or Parameter), told without importing torch here."""
+    return any(c.__name__ == "Tensor" and c.__module__ == "torch"
+               for c in type(value).__mro__)
+
+
 def apply_switch(model: Any, request: dict[str, Any]) -> int:
     """Set the switch on the built model (the child's side); returns how many objects changed.
     An environment switch changes nothing here: the child sets it around the fixed model."""
@@ -251,6 +257,12 @@ def apply_switch(model: Any, request: dict[str, Any]) -> int:
         targets = [m for m in _objects(model, set(request["classes"])) if hasattr(m, attr)]
     for target in targets:
         current = getattr(target, attr)
+        if _holds_tensor(current):  # a buffer or parameter: the constants fix's, not a switch's
+            from ..errors import UsageError
+
+            raise UsageError(f"not applicable: `{attr}` of {type(target).__name__} holds a "
+                             "tensor (a buffer or parameter); a path switch sets Python values "
+                             "only (a tensor constant is the constants fix's)")
         new = (not current) if value == "flip" else value
         if new != current:
             setattr(target, attr, new)

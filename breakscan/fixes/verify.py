@@ -278,6 +278,10 @@ def scan_with_fix(request: dict[str, Any], on_stage: Callable[[str, Any], None],
                                        (reference, expected), found.random,
                                        on_stage=lambda name: on_stage(name, result),
                                        on_progress=on_progress)
+            from ..pipeline.interleaved import ORIGINAL_FAILS
+
+            if found.compile_error == ORIGINAL_FAILS:
+                found.compile_error, found.rescued = None, True
     return found
 
 

@@ -35,7 +35,8 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from ..dynamo.backend import CaptureBackend, CodeKey, compile_model, python_calls
+from ..dynamo.backend import (CallCounts, CaptureBackend, CodeKey, compile_model, count_by_key,
+                              python_calls)
 from ..dynamo.logs import dynamo_logs
 from ..dynamo.regions import GraphCompile, record_regions
 from ..dynamo.session import (bytecode_hook, clean_dynamo, clean_dynamo_state, dynamic_shapes,
@@ -115,7 +116,7 @@ class RawRuntime:
 
     calls: int  # model calls counted
     graph_calls: int  # compiled-graph calls over those calls
-    python_calls: dict[CodeKey, int]  # calls of resume functions and of the frames asked for
+    python_calls: CallCounts  # calls of resume functions and of the frames asked for
     error: str | None = None  # why nothing was counted (one line)
     each_graph: list[int] = field(default_factory=list)  # per graph (compile order): its calls
     # The compiled model itself raised (eager did not): torch.compile fails on this model.
@@ -249,7 +250,7 @@ class ScanPass:
         scan (:func:`compiled_call`); one torch.compile fails on is the model's failure to
         compile; breakscan's counter failing leaves the counts unmeasured."""
         if self.failure is not None:
-            return RawRuntime(0, 0, {}, error=self.failure.exception, failure=self.failure)
+            return RawRuntime(0, 0, CallCounts(), error=self.failure.exception, failure=self.failure)
         before = list(self.backend.calls)
         graph_calls = sum(before)
         with recorded(training=self._training), dynamic_shapes(self._dynamic):
@@ -261,16 +262,16 @@ class ScanPass:
                 raise
             except Exception as exc:  # raised compiling: torch.compile fails on the model
                 self.failure = raw_failure(exc)
-                return RawRuntime(0, 0, {}, error=describe(exc), failure=self.failure)
+                return RawRuntime(0, 0, CallCounts(), error=describe(exc), failure=self.failure)
         if counter_error is not None:
-            return RawRuntime(0, 0, {}, error=f"breakscan's run-time counter failed, not the "
+            return RawRuntime(0, 0, CallCounts(), error=f"breakscan's run-time counter failed, not the "
                                              f"model (it runs when called again): {counter_error}")
         each = [n - (before[i] if i < len(before) else 0) for i, n in enumerate(self.backend.calls)]
         return RawRuntime(RUNTIME_CALLS, sum(self.backend.calls) - graph_calls, counts,
                           each_graph=each)
 
     def _counting(self, wanted: Callable[[CodeKey], bool], calls: int,
-                  what: Callable[[int], str]) -> tuple[dict[CodeKey, int], str | None]:
+                  what: Callable[[int], str]) -> tuple[CallCounts, str | None]:
         """``calls`` calls with the calls of ``wanted`` code counted: (the counts, why the
         counter failed). ``what(n)`` names the n-th call in a model's error. A call that
         raises is judged by where (:func:`compiled_call`), never by calling again: the model's
@@ -282,7 +283,7 @@ class ScanPass:
                 for number in range(1, calls + 1):
                     with compiled_call(what(number)):
                         self.compiled(*self._args, **self._kwargs)
-            return dict(counts), None
+            return counts, None
         except BreakscanError:
             raise
         except (Exception, SystemExit) as exc:
@@ -291,7 +292,7 @@ class ScanPass:
             counter_error = describe(exc)
         with compiled_call(what(number)):
             self.compiled(*self._args, **self._kwargs)
-        return {}, counter_error
+        return CallCounts(), counter_error
 
 
 @contextlib.contextmanager
@@ -316,7 +317,7 @@ class RawRegion:
     compiled_at: list[tuple[str, int, str]]  # the stack of its torch.compile call
     calls: int
     graph_calls: int
-    python_calls: dict[CodeKey, int]  # calls of each code object inside the region
+    python_calls: CallCounts  # calls of each code object inside the region
     graph_counts: dict[int, int]  # calls of each graph (by index) inside the region
 
 
@@ -355,20 +356,10 @@ class ProgramCapture:
             model_output=self._output.getvalue() if self._output is not None else "",
             seconds=time.perf_counter() - self._started, notes=notes)
         regions = [RawRegion(r.name, r.kind, r.compiled_at, r.calls, r.graph_calls,
-                             _by_key(r.python_calls), dict(r.graph_counts))
+                             count_by_key(list(r.python_calls.values())), dict(r.graph_counts))
                    for r in list(self._recorder.regions)]
         return RawProgram(capture, regions, self._recorder.outside.graph_calls,
                           list(self._stacks))
-
-
-def _by_key(counts: dict[int, list[Any]]) -> dict[CodeKey, int]:
-    """Calls per code object -> per (name, file, first line): Dynamo runs a frame's transformed
-    code under a new code object with the same identity."""
-    out: dict[CodeKey, int] = {}
-    for code, n in list(counts.values()):
-        key = (code.co_name, code.co_filename, code.co_firstlineno)
-        out[key] = out.get(key, 0) + n
-    return out
 
 
 @contextlib.contextmanager

@@ -83,6 +83,10 @@ def environment(env: dict[str, str]) -> Iterator[None]:
                 os.environ[name] = value
 
 
+# time_interleaved's "why": the original raises compiled with the backend, the fixed one runs
+ORIGINAL_FAILS = "only the fixed model compiles with this backend"
+
+
 def _block(call: Callable[[], Any], number: int, context: contextlib.ExitStack) -> float:
     with context:
         start = time.perf_counter()
@@ -96,7 +100,9 @@ def _compile_both(variants: tuple[Variant, Variant], device: torch.device, train
                   ) -> tuple[list[Callable[[], Any]], list[Any], str | None]:
     """Each variant compiled and called once from the same random state: (the bound calls,
     their first outputs, why one did not compile)."""
-    calls, outs = [], []
+    calls: list[Any] = []
+    outs: list[Any] = []
+    original_failed = None
     for label, variant in zip(("original", "fixed"), variants):
         stage(f"compile ({options['backend']}, {label})")
         reseed()
@@ -106,8 +112,14 @@ def _compile_both(variants: tuple[Variant, Variant], device: torch.device, train
             with variant.context(training):
                 outs.append(call())
         except Exception as exc:
-            return [], [], short_error(f"the {label} model did not compile: {describe(exc)}")
+            why = short_error(f"the {label} model did not compile: {describe(exc)}")
+            if label == "fixed":
+                return [], [], why
+            original_failed, call = why, None  # does the fix make it compile? (see below)
+            outs.append(None)
         calls.append(call)
+    if original_failed is not None:  # the fixed one compiled: nothing to time it against
+        return [None, calls[1]], outs, None
     return calls, outs, None
 
 
@@ -165,8 +177,10 @@ def time_interleaved(original: Variant, fixed: Variant, *, device: torch.device,
                 return None, (None, None), why
             correctness: tuple[Correctness | None, Correctness | None] = (None, None)
             if expected is not None:
-                correctness = (compare_outputs(expected[0], outs[0]),
+                correctness = (compare_outputs(expected[0], outs[0]) if calls[0] else None,
                                compare_outputs(expected[1], outs[1]))
+            if calls[0] is None:  # only the fixed model compiles: ``ORIGINAL_FAILS``
+                return None, correctness, ORIGINAL_FAILS
             stage("timing (original and fixed, interleaved)")
 
             def block(k: int, number: int) -> float:

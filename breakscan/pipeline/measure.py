@@ -27,10 +27,11 @@ from ..dynamo.backend import CodeKey, compile_model
 from ..dynamo.session import bytecode_hook, dynamo_session, read_metrics
 from ..errors import describe, running_model
 from ..options import TimingOptions
-from ..records import CodeEvent
+from ..records import CodeEvent, RawFailure
 from ..stats import RERUN, ratio
 from ..verdicts import Timing, TimingReport
 from .call import ModelCall, synchronize
+from .capture import raw_failure
 from .outside import OutsideGraphs, outside_graphs
 from .outputs import comparable_randomness, compare_outputs, draws_random_numbers, reseed
 
@@ -126,6 +127,7 @@ class _Timed:
     # The compiled variant's backend in place of timing.backend: --kernels' inspecting Inductor
     # (which holds the mode and options itself).
     backend: Callable[..., Any] | None = None
+    failure: RawFailure | None = None  # the compiled variant raised where eager ran
 
     def __post_init__(self) -> None:
         self.grad = contextlib.nullcontext() if self.call.training else torch.no_grad()
@@ -166,6 +168,8 @@ class _Timed:
             out = self.bind(target)()
             seconds = time.perf_counter() - start
         except Exception as exc:
+            if not extra:  # the plain compiled variant (not fullgraph=True)
+                self.failure = raw_failure(exc)
             return None, None, None, short_error(explain_failure(exc))
         return target, out, seconds, None
 
@@ -233,7 +237,8 @@ def measure(call: ModelCall, timing: TimingOptions, *,
             on_stage: Callable[[str, TimingReport], None] | None = None,
             on_progress: OnProgress | None = None,
             frame_costs: FrameCosts | None = None,
-            backend: Callable[..., Any] | None = None) -> TimingReport:
+            backend: Callable[..., Any] | None = None,
+            failures: list[RawFailure] | None = None) -> TimingReport:
     """Time eager, compiled and (where it compiles, with ``timing.fullgraph``) fullgraph; check
     compiled == eager. ``timing.dynamic``, when set, replaces the call's own ``dynamic``.
 
@@ -243,6 +248,9 @@ def measure(call: ModelCall, timing: TimingOptions, *,
     method while ``call.fn`` runs eagerly. ``frame_costs``, when given, is filled in (see
     :class:`FrameCosts`). ``backend`` compiles the compiled variant instead of
     ``timing.backend`` (``--kernels``' inspecting Inductor: one compile for both).
+    ``failures``, when given, gets the compiled variant's exception where eager ran: the scan
+    captures with a backend that runs the graphs as they are, so only here can the real
+    backend's failure show (torch.compile fails on the model).
     """
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(timing.threads)  # before compiling: inductor bakes the count in
@@ -256,6 +264,8 @@ def measure(call: ModelCall, timing: TimingOptions, *,
     finally:
         torch.set_num_threads(previous_threads)
         report.load_average = _load_average()
+        if failures is not None and timed.failure is not None:
+            failures.append(timed.failure)
     _ratios(report)
     return report
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..analysis.recompiles import (hit_limit, parse_recompile_message, specialised_note,
-                                   suggest_dynamic, suggest_partial)
+from ..analysis.recompiles import (hit_limit, limit_advice, parse_recompile_message,
+                                   specialised_note, suggest_dynamic, suggest_partial)
 from ..errors import running_model
 from ..records import Recompile, RecompileReport
 
@@ -45,12 +45,8 @@ def _run_sets(fn: Callable[..., Any], sets: list[tuple[Any, ...]], *, training: 
                     record.input_set = index
                     recompiles.append(record)
         for m in read_metrics(session.notes):
-            if hit_limit(m):
-                last = recompiles[-1] if recompiles else None  # the metric row may lack a name
-                name = m.name or (last.function if last else "?")
-                where = f"{m.file}:{m.first_line}" if m.file else \
-                    (f"{last.file}:{last.line}" if last else "?")
-                limit_hits.append(f"{name} ({where})")
+            if hit_limit(m):  # read_metrics names the row from the frame's earlier compiles
+                limit_hits.append(f"{m.name or '?'} ({m.file or '?'}:{m.first_line or '?'})")
     return len(graphs), recompiles, limit_hits
 
 
@@ -126,7 +122,6 @@ def check_recompiles(fn: Callable[..., Any], sets: list[tuple[Any, ...]], *,
             report.suggestion = specialised_note(report, specialised) + \
                 " dynamic=True was not replayed: it cannot change that."
     if limit_hits:
-        report.suggestion = (report.suggestion or "") + (
-            f" The recompile limit (torch._dynamo.config.recompile_limit = "
-            f"{report.recompile_limit}) was hit: {', '.join(limit_hits)} now runs eagerly.")
+        report.suggestion = " ".join(filter(None, [report.suggestion, limit_advice(
+            limit_hits, report.recompile_limit, recompiles)]))
     return report

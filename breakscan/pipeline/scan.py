@@ -18,7 +18,7 @@ from typing import Any, Callable
 import torch
 
 from ..analysis.analyse import analyse
-from ..analysis.compile_error import apply_compile_error
+from ..analysis.compile_error import apply_compile_error, compile_error
 from ..analysis.origins import link_module_constants
 from .call import ModelCall, model_call
 from .capture import RawProgram, program_capture, run_eager, scan_pass
@@ -38,7 +38,7 @@ from ..options import ProgramOptions, ScanOptions, TimingOptions
 from ..target import parse_input_sets
 from ..analysis.recompiles import link_shape_branches, program_recompiles
 from .recompiles import check_recompiles
-from ..records import RawCapture, StaticFinding
+from ..records import RawCapture, RawFailure, StaticFinding
 from ..result import ProgramReport, ScanResult
 from ..verdicts import TimingReport
 
@@ -184,8 +184,13 @@ def _timings(result: ScanResult, call: ModelCall, timing: TimingOptions, progres
         progress(name, result)
 
     costs = FrameCosts()
+    failures: list[RawFailure] = []
     result.timings = measure(call, timing, on_stage=timing_stage, on_progress=on_progress,
-                             frame_costs=costs, backend=inspector)
+                             frame_costs=costs, backend=inspector, failures=failures)
+    if failures and result.compile_error is None:  # eager and the capture ran, this raised
+        result.compile_error = compile_error(failures[0])  # the capture's breaks all stay
+        result.compile_error.backend = timing.backend
+        return
     if result.timings.outside_s_per_call is not None:
         apply_costs(result, costs.gaps, costs.compile_s)
     if result.timings.fullgraph and result.summary.graph_break_count:
@@ -326,7 +331,8 @@ def program_result(options: ProgramOptions, raw: RawProgram, outcome: Any | None
                                            recompile_limit())
     result.summary.recompile_count = len(result.recompiles.recompiles)
     link_shape_branches(result.recompiles, _shape_findings(result.recompiles.recompiles))
-    branches = sorted({loc for r in result.recompiles.recompiles for loc in r.guard_lines})
+    branches = sorted({loc for r in result.recompiles.recompiles for loc in r.guard_lines
+                       if any("size" in reason for reason in r.reasons)})  # a shape's guard
     if branches:
         result.recompiles.suggestion = (result.recompiles.suggestion or "") + (
             f" The failing guard comes from {', '.join(branches)}: a Python branch on a size "

@@ -29,7 +29,7 @@ from ..result import whole as count
 from .html_kernels import (KernelChip, finding_anchor, ir_rows, kernel_rows,
                            source_chips)
 from .literal import printable, scrubbed
-from .wording import (COMPILE_ERROR_ADVICE, calls_line, fixes_baseline, calls_text, chain_step, compared_speedup,
+from .wording import (compile_error_advice, calls_line, fixes_baseline, calls_text, chain_step, compared_speedup,
                       compared_timing, compared_total, fires_text, fix_numbers, gate_status,
                       hint_classes_text, median_iqr, ms, noise_note, outputs_verdict, own_hints,
                       runtime_line, settings_text,
@@ -283,7 +283,8 @@ def _section(run: ModelRun, k: int) -> dict[str, Any]:
         "later": calls_line(result) if result.later_call is not None else None,
         "settings": settings_text(result) if result.compile_settings else None,
         "partial": result.partial or run.partial,
-        "compile_error_advice": COMPILE_ERROR_ADVICE,
+        "compile_error_advice": compile_error_advice(result.compile_error)
+        if result.compile_error else None,
         "stopped_at": result.stopped_at or run.stage,
         "stop_error": result.error or view["error"],
         "fullgraph_speedup": ratio(t.eager, t.fullgraph, "fullgraph=True")[0] if t else None,

@@ -18,7 +18,7 @@ from ..result import ScanResult
 from ..rules import rule_for
 from ..result import whole as count
 from .literal import LiteralTable, printable
-from .wording import (COMPILE_ERROR_ADVICE, calls_text, chain_step, fires_text, hint_classes_text,
+from .wording import (compile_error_advice, calls_text, chain_step, fires_text, hint_classes_text,
                       ms, own_hints)
 
 CONTEXT_LINES = 2
@@ -118,7 +118,8 @@ def _break_facts(brk: RootBreak, result: ScanResult) -> Text:
 
 
 def _compile_error_panel(error: Any) -> Panel:
-    title = Text("torch.compile fails", style="bold red")
+    with_backend = f" (backend={error.backend})" if error.backend else ""
+    title = Text(f"torch.compile{with_backend} fails", style="bold red")
     if error.file:
         title.append(f"  {display_path(error.file)}:{error.line}")
     body: list = [Text(f"{error.exception}: {error.message}", style="bold")]
@@ -133,7 +134,7 @@ def _compile_error_panel(error: Any) -> Panel:
             chain_step(f) for f in error.call_chain)))
     if error.explanation:
         body.append(Text("why: ", style="dim") + Text(error.explanation))
-    body.append(Text("fix: ", style="bold green") + Text(COMPILE_ERROR_ADVICE))
+    body.append(Text("fix: ", style="bold green") + Text(compile_error_advice(error)))
     return Panel(Group(*body), title=title, title_align="left", expand=True)
 
 

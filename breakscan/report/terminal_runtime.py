@@ -31,8 +31,11 @@ def print_recompiles(result: ScanResult, console: Console) -> None:
             chain = " → ".join(f"{display_path(f.file)}:{f.line} in {f.function}"
                                for f in rec.called_from)
             console.print(Text(f"    called from {chain}", style="dim"))
-        for reason in rec.reasons:
-            console.print(Text(f"    guard failed: {reason.split('  #')[0]}"))
+        if rec.reasons:  # newest compiled version first; each earlier one failed too
+            console.print(Text(f"    guard failed: {rec.reasons[0].split('  #')[0].strip()}"))
+        if len(rec.reasons) > 1:
+            console.print(Text(f"    (and the guards of the {len(rec.reasons) - 1} earlier "
+                               "compiled version(s))", style="dim"))
         for loc in rec.guard_lines:
             console.print(Text(f"    guard set by {display_path(loc)}", style="dim"))
     if report.dynamic_recompile_count is not None:

@@ -21,7 +21,8 @@ def summary_line(result: ScanResult) -> Text:
     text.append(f"{result.target}\n", style="bold")
     error = result.compile_error
     if error is not None:
-        text.append(f"torch.compile fails: {error.exception}: {error.message} at "
+        with_backend = f" (backend={error.backend})" if error.backend else ""
+        text.append(f"torch.compile{with_backend} fails: {error.exception}: {error.message} at "
                     f"{display_path(error.file) if error.file else '(torch only)'}"
                     f"{':' + str(error.line) if error.line else ''}\n", style="bold red")
     text.append(f"graphs {s.graph_count}", style="cyan")

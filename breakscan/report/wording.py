@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from ..analysis.registry import is_class_hint
 from ..frames import Frame
-from ..records import Recompile, RootBreak
+from ..records import CompileError, Recompile, RootBreak
 from ..result import Comparison, ScanResult
 from ..result import whole as count
 from ..stats import RERUN
@@ -24,6 +24,22 @@ COMPILE_ERROR_ADVICE = (
     "Dynamo can trace it (the explanation says what it could not do), or keep the function "
     "that holds it out of the compiled region with `torch.compiler.disable`. Reproduce with "
     "`torch.compile(model, backend=\"eager\")(...)`.")
+
+BACKEND_ERROR_ADVICE = (
+    "The eager model runs, and so does Dynamo's capture (its backend runs the graphs as they "
+    "are: the breaks listed are from it); compiled with backend={backend}, the call raises, so "
+    "nothing of the model runs compiled. Try `backend=\"aot_eager\"`: when it raises too, "
+    "AOTAutograd is at fault (a tensor a graph returns and Python then differentiates, "
+    "`torch.autograd.grad` at a break: remove the break at this line first), else {backend} "
+    "is (isolate the op in a small disabled helper and report it).")
+
+
+def compile_error_advice(error: CompileError) -> str:
+    """What to do when torch.compile fails: at capture (Dynamo), or only with the real backend."""
+    if error.backend:
+        return BACKEND_ERROR_ADVICE.format(backend=error.backend)
+    return COMPILE_ERROR_ADVICE
+
 
 CALLS_TEXT = {
     "first_only": "first call only: a later call of the same model does not break here (a "

@@ -9,12 +9,37 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 from conftest import FIXTURES, SAMPLES, locate, run_cli
 
 CASES = FIXTURES / "models" / "advice_cases.py"
 
 
 # -- 1. a compile failure is not a graph break ----------------------------------------------------
+
+@pytest.mark.slow
+def test_a_model_only_inductor_fails_on_exits_3_keeps_its_breaks_and_the_fix_rescues_it():
+    """The capture runs (a pass-through backend), Inductor's compiled call raises: `--time`
+    makes that the compile error, with its backend, never "exit 0" beside "torch.compile
+    failed"; the break stays, and `--fix` verifies the setting that makes it compile."""
+    target = f"{SAMPLES / 'family_autograd.py'}:GradientPenalty"
+    proc = run_cli(target, "-s", "8,16", "--time", "--fix", "--max-run-time", "0.1",
+                   "-f", "json")
+    assert proc.returncode == 3, proc.stderr
+    doc = json.loads(proc.stdout)
+    line = locate("(g,) = torch.autograd.grad(score.sum(), mixed, create_graph=True)",
+                  SAMPLES / "family_autograd.py")[1]
+    error = doc["compile_error"]
+    assert (error["backend"], error["exception"], error["line"]) == ("inductor", "RuntimeError",
+                                                                     line)
+    assert "not have been used in the graph" in error["message"]
+    assert [(b["gb_id"], b["line"]) for b in doc["breaks"]] == [("GB9186", line)]
+    (fix,) = [f for f in doc["fixes"] if f["fix_id"] == "trace_autograd_ops"]
+    assert fix["status"] == "verified" and fix["outputs_match"]
+    assert (fix["before"]["graph_count"], fix["after"]["graph_count"]) == (2, 1)
+    assert "the original fails compiled with this backend" in fix["reason"]
+
 
 def test_a_model_that_does_not_compile_exits_3_and_fails_every_gate():
     """Through the CLI: exit 3, the JSON's compile_error and the terminal's line. Every other

@@ -15,7 +15,7 @@ import pytest
 from breakscan import scan
 from breakscan.verdicts import Fix
 
-from conftest import FIXTURES, ROOT, SAMPLES, run_cli, tensor_branch_project
+from conftest import FIXTURES, ROOT, SAMPLES, locate, run_cli, tensor_branch_project
 
 ITEM = f"{SAMPLES}/item_logging.py:LogInsideForward"
 TARGET = "tensor_branch.py:TensorIf"
@@ -139,7 +139,8 @@ def test_a_closed_pipe_ends_quietly_not_with_the_gates_code():
 def test_github_paths_are_relative_to_the_workspace_from_anywhere(tmp_path):
     proc = run_cli(ITEM, "-s", "8,16", "-f", "github", cwd=tmp_path,
                    env={"GITHUB_WORKSPACE": str(ROOT)})
-    assert "file=sample_models/item_logging.py,line=30," in proc.stdout, proc.stdout
+    line = locate("self.last_mean = h.mean().item()", SAMPLES / "item_logging.py")[1]
+    assert f"file=sample_models/item_logging.py,line={line}," in proc.stdout, proc.stdout
 
 
 def test_no_none_leaks_into_text():

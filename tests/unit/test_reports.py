@@ -301,7 +301,7 @@ def test_markdown_lists_the_break_with_its_line(at_root):
 
 @pytest.mark.parametrize("name, raw, escaped", [
     # model-made text with <, > or ': the explanation of a compile error, a call chain's frames
-    ("gate_runs", "nested_break.py:45 -> forward()", "nested_break.py:45 -&gt; forward()"),
+    ("gate_runs", "nested_break.py:48 -> forward()", "nested_break.py:48 -&gt; forward()"),
     ("compile_error", "<built-in function setitem>", "&lt;built-in function setitem&gt;"),
     ("program", "<module>() train_loop.py:", "&lt;module&gt;() train_loop.py:"),
 ])

@@ -212,3 +212,8 @@ def inductors_own_kernel_count(target: str, **load: object) -> int:
         torch.compile(loaded.fn)(*loaded.args, **loaded.kwargs)
     torch._dynamo.reset()
     return metrics.generated_kernel_count
+
+
+# Registry ids torch 2.14.1 adds over 2.13 (read from its graph_break_registry.json)
+TORCH_214_IDS = {line.strip() for line in (FIXTURES / "registry_2_14_new_ids.txt").read_text()
+                 .splitlines() if line.strip() and not line.startswith("#")}

@@ -12,10 +12,7 @@ import torch
 from breakscan.analysis.categories import CATEGORIES, categorize
 from breakscan.rules import CATALOGUE
 
-TORCH_214_IDS = {line.strip() for line in (Path(__file__).resolve().parents[1] / "fixtures" /
-                 "registry_2_14_new_ids.txt").read_text().splitlines()
-                 if line.strip() and not line.startswith("#")}
-
+from conftest import TORCH_214_IDS
 
 @pytest.fixture(scope="module")
 def registry() -> dict:

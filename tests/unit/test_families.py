@@ -5,7 +5,6 @@ ranking use them (no process, no Dynamo run; the live scans are in tests/scan/).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -14,10 +13,7 @@ from breakscan.frames import Frame
 from breakscan.records import RootBreak
 from breakscan.rules import CATALOGUE, RULES_BY_CATEGORY, fixes_for, settings_of
 
-
-TORCH_214_IDS = {line.strip() for line in (Path(__file__).resolve().parents[1] / "fixtures" /
-                 "registry_2_14_new_ids.txt").read_text().splitlines()
-                 if line.strip() and not line.startswith("#")}
+from conftest import TORCH_214_IDS
 
 
 def test_every_registry_id_has_exactly_one_family():

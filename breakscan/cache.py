@@ -122,7 +122,9 @@ class ResultCache:
         where = os.path.realpath(spec.source) if spec.is_file else spec.source
         asked = {"target": target, "where": where, "options": options.to_dict(),
                  "breakscan": __version__, "code": _own_code(), "torch": _torch_version(),
-                 "python": platform.python_version(), "cwd": os.getcwd()}
+                 "python": platform.python_version(), "cwd": os.getcwd(),
+                 # Dynamo settings from the environment change counts as options do
+                 "env": {k: v for k, v in os.environ.items() if k.startswith("TORCHDYNAMO_")}}
         return hashlib.sha256(json.dumps(asked, sort_keys=True, default=str)
                               .encode()).hexdigest()[:32]
 

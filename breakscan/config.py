@@ -30,7 +30,8 @@ from .options import GateOptions, Limits, ScanOptions
 SCAN_KEYS = {"input-shape": "input_shapes", "dtype": "dtype", "device": "device",
              "inputs": "inputs", "init-args": "init_args", "method": "method", "train": "train",
              "vary-batch": "vary_batch", "shapes": "shapes", "dynamic-check": "dynamic_check",
-             "dynamic": "dynamic", "compile-option": "compile_options", "kernels": "kernels"}
+             "dynamic": "dynamic", "compile-option": "compile_options", "kernels": "kernels",
+             "nested-graph-breaks": "nested_graph_breaks"}
 GATE_KEYS = {"max-breaks": "max_breaks", "max-graphs": "max_graphs",
              "max-recompiles": "max_recompiles", "max-graph-calls": "max_graph_calls",
              "max-kernels": "max_kernels",
@@ -63,7 +64,7 @@ KEY_TYPES: dict[str, tuple[str, ...]] = {
     "inputs": ("string",), "init-args": ("string", "table"), "method": ("string",),
     "train": ("boolean",), "vary-batch": ("string", "integers"), "shapes": ("string", "strings"),
     "dynamic-check": ("boolean",), "dynamic": ("boolean",), "compile-option": ("strings", "table"),
-    "kernels": ("boolean",), "max-breaks": ("integer",), "max-graphs": ("integer",),
+    "kernels": ("boolean",), "nested-graph-breaks": ("boolean",), "max-breaks": ("integer",), "max-graphs": ("integer",),
     "max-recompiles": ("integer",), "max-graph-calls": ("integer",), "max-kernels": ("integer",),
     "fail-on": ("string", "strings"), "fullgraph": ("boolean",), "timeout": ("number",),
     "memory-limit": ("integer",), "baseline": ("string",), "target": ("string",),
@@ -178,7 +179,10 @@ def baseline_for(targets: dict[str, Any], target: str, path: str) -> dict[str, A
         isinstance(b, dict) and all(isinstance(b.get(k), str) for k in ("category", "file", "code"))
         for b in breaks) and all(
         isinstance(entry.get(k), int) or entry.get(k) is None
-        for k in ("graph_count", "recompile_count"))
+        for k in ("graph_count", "recompile_count")) and \
+        isinstance(entry.get("torch_version", ""), str) and \
+        isinstance(entry.get("dynamo_settings", {}), dict) and \
+        all(entry.get(k) in (None, True, False) for k in ("dynamic", "nested_graph_breaks"))
     if not well_formed:
         raise UsageError(f"baseline {path}: the entry for {target} is not what "
                          "--write-baseline writes (rewrite it with --write-baseline)")

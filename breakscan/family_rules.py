@@ -48,6 +48,8 @@ FAMILY_RULES: tuple[Rule, ...] = (
          matches=(Match("GB0007", r"module: (_?random|numpy\.random)\b|qualname: [\w.]*"
                                   r"(manual_seed|\bseed|Generator|Random\.\w+)\b"),
                   Match("GB0363", r"Generator")),
+         # torch 2.14: `jitter = random.random()` traced, the break where it meets a tensor
+         chain_matches=(Match("GB0213", r"^random_value: "),),
          advice_by_id=(("GB0033", 'A NumPy or `random` draw that returns a Python number breaks the graph: draw '
                                "it with torch's RNG in forward (`torch.rand(())` for `np.random.rand()`, "
                                '`torch.randn(n)` for `np.random.randn(n)`), a 0-d tensor that stays in the '
@@ -60,6 +62,10 @@ FAMILY_RULES: tuple[Rule, ...] = (
                                'create the generator once outside and pass it in.'),
                        ("GB0055", '`generator=` hands Dynamo an object it cannot put in a graph: draw from '
                                "torch's global RNG (drop `generator=`), seeded outside forward."),
+                       ("GB0213", 'A Python random number (`random.random()`, `np.random.rand()`) '
+                               'used with a tensor: torch 2.14 traces the draw, then cannot combine it with '
+                               "the tensor and skips the function; draw it with torch's RNG "
+                               '(`torch.rand(())`), a 0-d tensor that stays in the graph.'),
                        ("GB0110", '`Tensor.uniform_(from=...)`: pass the bounds positionally (`t.uniform_(-0.1, '
                                '0.1)`); Dynamo cannot trace the `from` keyword.')),
          ids=('GB0107 GB0110 GB0297 GB0298 GB7650')),
@@ -103,10 +109,16 @@ FAMILY_RULES: tuple[Rule, ...] = (
                     'it inside forward.',
          before='model(x, d.items())',
          after='model(x, d)  # forward: for k, v in d.items()',
+         # torch 2.14 reports a dict view or zip passed in as GB9493 (a C-implemented __iter__)
+         matches=(Match("GB9493", r"'(dict_items|dict_keys|dict_values|zip|map|enumerate|"
+                                  r"filter|reversed)' implements '__(iter|next)__'"),),
          advice_by_id=(("GB0811", 'An iterator object passed in (`d.items()`, `zip(...)`, `map(...)`) cannot be '
                                'stepped at trace time (when the break is in a loop, Dynamo skips the whole '
                                'function): pass the dict, list or '
-                               'tuple itself and iterate it inside forward.'),),
+                               'tuple itself and iterate it inside forward.'),
+                      ("GB9493", 'An iterator object passed in (`d.items()`, `zip(...)`, `map(...)`) cannot be '
+                               'stepped at trace time: pass the dict, list or tuple itself and iterate it '
+                               'inside forward.')),
          ids=('GB0003 GB0024 GB0061 GB0062 GB0063 GB0077 GB0094 GB0114 GB0115 GB0118 '
               'GB0120 GB0132 GB0133 GB0134 GB0152 GB0154 GB0155 GB0160 GB0192 GB0253 '
               'GB0268 GB0811 GB1752 GB2549 GB4347 GB7230 GB8335 '

@@ -129,6 +129,10 @@ def evaluate(result: ScanResult, config: GateOptions) -> GateResult:
 def _baseline_checks(result: ScanResult, config: GateOptions, improvements: list[str]) -> list[Check]:
     base = config.baseline or {}
     root = config.baseline_root
+    note = _settings_note(base, result)
+    notes = getattr(result, "notes", None)
+    if note and notes is not None and note not in notes:
+        notes.append(note)
     known = {(b["category"], b["file"], b["code"]) for b in base.get("breaks", [])}
     current = {break_key(b, root): b for b in result.breaks if b.calls != "later_only"}
     # A newer catalogue may name a known break's family differently (`other` -> `rng`): the
@@ -162,8 +166,33 @@ def _baseline_checks(result: ScanResult, config: GateOptions, improvements: list
     return checks
 
 
+def _counting_settings(result: ScanResult) -> dict[str, Any]:
+    """The settings a result's counts depend on besides the code: torch's version, the
+    compile's `dynamic` and `nested_graph_breaks`, Dynamo settings the process changed."""
+    compile_settings = getattr(result, "compile_settings", None) or {}
+    return {"torch_version": getattr(result, "torch_version", None),
+            "dynamic": compile_settings.get("dynamic"),
+            "nested_graph_breaks": compile_settings.get("nested_graph_breaks"),
+            "dynamo_settings": dict(getattr(result, "dynamo_settings", None) or {})}
+
+
+def _settings_note(base: dict[str, Any], result: ScanResult) -> str | None:
+    """"baseline from torch 2.13.0, this run 2.14.1" (and each setting that differs)."""
+    now = _counting_settings(result)
+    differ = [name for name in now if name in base and base[name] != now[name]]
+    if not differ:
+        return None
+    said = "; ".join(f"baseline {name} {base[name]!r}, this run {now[name]!r}"
+                     for name in differ if name != "torch_version")
+    torch_part = (f"baseline from torch {base['torch_version']}, this run {now['torch_version']}"
+                  if "torch_version" in differ else "")
+    return ("compared with a baseline made differently: "
+            + "; ".join(filter(None, [torch_part, said]))
+            + " (a difference in the counts may come from that, not from the code)")
+
+
 def baseline_entry(result: ScanResult, root: str | None) -> dict[str, Any]:
-    return {"graph_count": result.summary.graph_count,
+    return {**_counting_settings(result), "graph_count": result.summary.graph_count,
             "recompile_count": result.summary.recompile_count,
             "breaks": [dict(zip(("category", "file", "code"), break_key(b, root)),
                             line=b.line) for b in result.breaks]}

@@ -60,6 +60,8 @@ class ScanOptions:
     dynamic: bool | None = None
     compile_options: tuple[tuple[str, Any], ...] = ()
     kernels: bool = False  # --kernels: each graph compiled by Inductor, its kernels reported
+    # torch._dynamo.config.nested_graph_breaks for every compile of the scan (None: torch's own)
+    nested_graph_breaks: bool | None = None
 
     def __post_init__(self) -> None:
         # Accept the natural Python forms (a list, one string, a list of batch sizes) and keep
@@ -76,6 +78,8 @@ class ScanOptions:
         if isinstance(self.timing, dict):
             object.__setattr__(self, "timing", TimingOptions(**self.timing))
         object.__setattr__(self, "dynamic", parse_dynamic(self.dynamic))
+        object.__setattr__(self, "nested_graph_breaks",
+                           parse_dynamic(self.nested_graph_breaks, "--nested-graph-breaks"))
         object.__setattr__(self, "compile_options", parse_compile_options(self.compile_options))
 
     def to_dict(self) -> dict[str, Any]:
@@ -119,7 +123,8 @@ class ScanOptions:
         timing = self.timing
         return {"backend": timing.backend if timing else None,
                 "mode": timing.mode if timing else None, "dynamic": self.dynamic,
-                "options": dict(self.compile_options)}
+                "options": dict(self.compile_options),
+                "nested_graph_breaks": self.nested_graph_breaks}
 
     @property
     def load_options(self) -> dict[str, Any]:
@@ -129,8 +134,9 @@ class ScanOptions:
                     method=self.method, train=self.train)
 
 
-def parse_dynamic(value: Any) -> bool | None:
-    """``--dynamic true|false`` (or a bool, or None: torch.compile's own default)."""
+def parse_dynamic(value: Any, flag: str = "--dynamic") -> bool | None:
+    """``--dynamic true|false`` (or a bool, or None: torch's own default); also
+    ``--nested-graph-breaks``."""
     if value is None or isinstance(value, bool):
         return value
     text = str(value).strip().lower()
@@ -138,7 +144,7 @@ def parse_dynamic(value: Any) -> bool | None:
         return True
     if text in ("false", "0", "no"):
         return False
-    raise UsageError(f"--dynamic takes true or false, got {value!r}")
+    raise UsageError(f"{flag} takes true or false, got {value!r}")
 
 
 def parse_compile_options(value: Any) -> tuple[tuple[str, Any], ...]:

@@ -189,6 +189,9 @@ class ScanResult:
         """A result as every kind begins: what it is about (target, method, the torch and
         Python versions, device, training, inputs, which call it describes, the compile
         settings), then what the analysis found and the kind's own ``facts`` (fields)."""
+        untested = untested_torch_note(torch_version)
+        if untested:
+            facts["notes"] = [untested, *facts.get("notes", [])]
         return cls(target=target, method=method, torch_version=torch_version,
                    python_version=sys.version.split()[0], device=device, training=training,
                    inputs=inputs if inputs is not None else [], captured_call=captured_call,
@@ -232,6 +235,20 @@ def _flatten_inductor(graph: dict[str, Any]) -> None:
         graph[key] = found.get(key, [])
     graph["inductor_compile_s"] = found.get("compile_s")
     graph["inductor_error"] = found.get("error")
+
+
+# The torch releases breakscan's suites run on (CI: 2.13.0, and 2.14.1 in a second venv)
+TESTED_TORCH = ("2.13", "2.14")
+
+
+def untested_torch_note(torch_version: str) -> str | None:
+    """Once per report, on a torch release the suites do not run on."""
+    release = ".".join(torch_version.split("+")[0].split(".")[:2])
+    if not release[:1].isdigit() or release in TESTED_TORCH:  # "unknown": a trace without it
+        return None
+    return (f"breakscan is tested on torch {' and '.join(TESTED_TORCH)}; this is torch "
+            f"{torch_version}: what it reads of Dynamo's private state is feature-detected, "
+            "and what is missing is named in these notes")
 
 
 @dataclass

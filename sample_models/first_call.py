@@ -172,6 +172,7 @@ class HooksOnceInHelper(nn.Module):
         records: 2
         frames_skipped: 1
         category: frame_skipped
+        cause: hook
         calls: first_only
         break_at: layer.register_forward_hook(_keep_output)
         graph_calls_per_call: 2.0

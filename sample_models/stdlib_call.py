@@ -11,7 +11,9 @@ from torch import nn
 
 class RandomJitter(nn.Module):
     """`random.random()` is a C builtin Dynamo skips: a break at the call (family rng: draw with
-    `torch.rand(())` instead).
+    `torch.rand(())` instead). torch 2.14 traces the draw, then fails where the number meets the
+    tensor (GB0213) and skips the whole function: 0 graphs (a bare explain agrees), the break at
+    the `return`, its cause the random number drawn above it.
 
     Expected scan (--input-shape 8,16):
         graphs: 2
@@ -22,6 +24,14 @@ class RandomJitter(nn.Module):
         gb_id: GB0007
         advice_contains: Seeding or drawing through a function Dynamo
         fix: torch_rng changes outputs
+        graphs@2.14: 0
+        frames_skipped@2.14: 1
+        category@2.14: frame_skipped
+        cause@2.14: rng
+        break_at@2.14: return h * (1 + jitter)
+        gb_id@2.14: GB0213
+        advice_contains@2.14: torch 2.14 traces the draw
+        fix@2.14: none
     """
 
     def __init__(self, width: int = 16):
@@ -52,7 +62,7 @@ class TorchJitter(nn.Module):
     def forward(self, x):
         h = self.fc(x)
         jitter = torch.rand((), device=x.device)
-        return h * (1 + jitter)
+        return h * (jitter + 1)
 
 
 class TimerInForward(nn.Module):

@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -30,17 +31,22 @@ def split_fix(text: str) -> tuple[str, str]:
         if text.endswith(" " + status):
             return text[: -len(status) - 1], status
     return text, ""
+
+
+# The installed torch's release ("2.14.1"): a docstring's `graphs@2.14: 0` applies on it only.
+TORCH_RELEASE = version("torch").split("+")[0]
 _EXPECT_LINE = re.compile(r"^\s*(compile_error|exception|sites|follow_on|graphs|breaks|records|category|cause|break_at|frames_skipped|twin_of|same_outputs|calls|later_breaks|"
                           r"explain_breaks|ops|graph_calls_per_call|eager_gaps_per_call|"
                           r"frames_run_eagerly_per_call|fires_per_call|gb_id|advice_contains|"
-                          r"consequences|fix):\s*(.+?)\s*$")
+                          r"consequences|fix)(?:@([\d.]+))?:\s*(.+?)\s*$")
 
 
 @dataclass
 class Expectation:
     file: Path
     name: str
-    facts: dict[str, str] = field(default_factory=dict)
+    facts: dict[str, str] = field(default_factory=dict)  # for the installed torch
+    base: dict[str, str] = field(default_factory=dict)  # without `key@VERSION` lines: lint's
 
     @property
     def target(self) -> str:
@@ -61,12 +67,15 @@ def sample_expectations() -> list[Expectation]:
             doc = ast.get_docstring(node) or ""
             if "Expected scan" not in doc:
                 continue
-            facts = {}
+            facts: dict[str, str] = {}
+            versioned: dict[str, str] = {}
             for line in doc.split("Expected scan", 1)[1].splitlines():
                 m = _EXPECT_LINE.match(line)
-                if m:
-                    facts[m.group(1)] = m.group(2)
-            found.append(Expectation(path, node.name, facts))
+                if m and m.group(2) is None:
+                    facts[m.group(1)] = m.group(3)
+                elif m and f"{TORCH_RELEASE}.".startswith(f"{m.group(2)}."):
+                    versioned[m.group(1)] = m.group(3)  # `key@2.14: value` on torch 2.14.x
+            found.append(Expectation(path, node.name, {**facts, **versioned}, facts))
     return found
 
 
@@ -214,6 +223,11 @@ def inductors_own_kernel_count(target: str, **load: object) -> int:
     return metrics.generated_kernel_count
 
 
-# Registry ids torch 2.14.1 adds over 2.13 (read from its graph_break_registry.json)
-TORCH_214_IDS = {line.strip() for line in (FIXTURES / "registry_2_14_new_ids.txt").read_text()
-                 .splitlines() if line.strip() and not line.startswith("#")}
+def _ids(name: str) -> set[str]:
+    return {line.strip() for line in (FIXTURES / name).read_text().splitlines()
+            if line.strip() and not line.startswith("#")}
+
+
+# Registry ids of torch 2.13.0, and those 2.14.1 adds (read from each one's registry)
+TORCH_213_IDS = _ids("registry_2_13_ids.txt")
+TORCH_214_IDS = _ids("registry_2_14_new_ids.txt")

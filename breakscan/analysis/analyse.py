@@ -18,7 +18,7 @@ from .graphs import compiled_frames, explain_counts, graph_info
 from .loops import merge_iterations
 from .origins import merge_origins
 from .ranking import after_causes, analysis_order, mark_caused, reorder_breaks
-from .roots import Roots, break_at, break_frame, category_at, record_location
+from .roots import Roots, break_at, break_frame, called_from, category_at, record_location
 from .skipped import fold_comprehensions, mark_skipped, name_skipped_frames
 from ..frames import Frame, model_stack, user_frame
 from ..records import (BreakRecord, CompiledFrame, Discrepancy, ExplainCounts, GraphInfo,
@@ -74,7 +74,7 @@ def _add_records(roots: Roots, records: list[BreakRecord]) -> dict[int, BreakRec
             continue
         item = roots.find(frame.file, frame.line, category_at(
             chain, record.gb_id, record.gb_type, record.explanation, record.context,
-            frame.file, frame.line, frame.code))
+            frame.file, frame.line, frame.code), via=called_from(chain, frame.file, frame.line))
         if item is None:
             item = roots.add(chain=chain, gb_id=record.gb_id, gb_type=record.gb_type,
                              explanation=record.explanation, hints=record.hints,

@@ -31,10 +31,16 @@ class Roots:
         self.items: list[RootBreak] = []
 
     def find(self, file: str, line: int, category: str | None = None,
-             gb_id: str | None = None) -> RootBreak | None:
+             gb_id: str | None = None, via: tuple[str, str] | None = None) -> RootBreak | None:
         """The root at ``file:line``; given a record's ``category``, another category on the
         same line is a different break (``.item()`` and ``.tolist()`` in one expression), unless
-        it has the same registry id (explain's reason lacks the context that narrowed it)."""
+        it has the same registry id (explain's reason lacks the context that narrowed it), or
+        both break inside the one function this line calls (``via``: its file and name; with
+        nested graph breaks Dynamo goes on inside ``logging.getLogger`` and breaks again)."""
+        for item in self.items:
+            if via is not None and item.file == file and item.line == line and \
+                    called_from(item.call_chain, file, line) == via:
+                return item
         for item in self.items:
             if item.file == file and item.line == line and (
                     category in (None, "other") or (gb_id is not None and item.gb_id == gb_id)
@@ -68,14 +74,53 @@ class Roots:
         return item
 
 
+def called_from(chain: list[Frame], file: str, line: int) -> tuple[str, str] | None:
+    """The function ``file:line`` calls on the way to the break (file, name), if the chain goes
+    on past it."""
+    for here, nxt in zip(chain, chain[1:]):
+        if (here.file, here.line) == (file, line):
+            return (nxt.file, nxt.function)
+    return None
+
+
 def category_at(chain: list[Frame], gb_id: str | None, gb_type: str, explanation: str,
                 context: str, file: str, line: int, code: str) -> str:
     """The family of a break reported at ``file:line`` with this call chain."""
     code = source_text(file, line, code)
     frames = "\n".join([f"{f.file}:{f.function}: {f.code}" for f in chain] +
                        [f"{file}:: {code}"] +
-                       [f"custom_op: {name}" for name in custom_ops_called(file, code)])
+                       [f"custom_op: {name}" for name in custom_ops_called(file, code)] +
+                       [f"random_value: {text}" for text in random_values_used(file, line, code)])
     return categories.categorize(gb_id, gb_type, explanation, context, code, frames)
+
+
+_RANDOM_CALL = re.compile(r"\b(np|numpy)\.random\.|\brandom\.\w+\(")
+
+
+def random_values_used(file: str, line: int, code: str) -> list[str]:
+    """The assignments above ``line`` in its function that draw a Python random number
+    (``jitter = random.random()``) and whose name ``code`` uses: torch 2.14 breaks where the
+    number meets a tensor (``h * (1 + jitter)``, GB0213), 2.13 at the draw."""
+    return [text for _, text in random_draws_used(file, line, code)]
+
+
+def random_draws_used(file: str, line: int, code: str) -> list[tuple[int, str]]:
+    """:func:`random_values_used` with each assignment's line (where ``torch_rng`` rewrites)."""
+    tree = module_ast(file)
+    if tree is None:
+        return []
+    around = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+              and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    if not around:
+        return []
+    found = []
+    for node in ast.walk(max(around, key=lambda n: n.lineno)):
+        if isinstance(node, ast.Assign) and node.lineno < line and \
+                _RANDOM_CALL.search(ast.unparse(node.value)):
+            names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+            if any(re.search(rf"\b{re.escape(n)}\b", code) for n in names):
+                found.append((node.lineno, ast.unparse(node)))
+    return found
 
 
 def custom_ops_called(file: str, code: str) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import Interrupted
+from ..startup import keep_torch_import_notices
 from .application import app
 from .exits import exit_interrupted, exit_on_error, quiet_after_broken_pipe, raise_on_signals
 from .output import guarded_stdout
@@ -41,6 +42,7 @@ def _with_default_command(args: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: ``breakscan TARGET …`` means ``breakscan scan TARGET …``."""
     args = _with_default_command(list(sys.argv[1:] if argv is None else argv))
+    keep_torch_import_notices()
     raise_on_signals()
     try:
         with guarded_stdout():  # a write stdout refuses is an output error, exit 2

@@ -50,6 +50,10 @@ def scan(
     compile_option: Optional[List[str]] = flags.compile_option(
         "Your torch.compile(options={...}) for the timings (repeatable), e.g. "
         "--compile-option max_autotune=True."),
+    nested_graph_breaks: Optional[str] = flags.dynamic(
+        "torch._dynamo.config.nested_graph_breaks for every compile of the scan: a break in a "
+        "nested function splits only that function (default: torch's own; the report says "
+        "which was in force)."),
     time_it: bool = typer.Option(False, "--time", help="Also time eager vs torch.compile vs "
                                  "fullgraph=True and check compiled outputs against eager."),
     backend: str = flags.backend("torch.compile backend for --time."),
@@ -113,7 +117,7 @@ def scan(
             init_args=init_args, method=method, train=train, verbose=verbose,
             vary_batch=vary_batch, shapes=shapes or (), dynamic_check=dynamic_check,
             dynamic=dynamic, compile_options=compile_option or (),
-            kernels=kernels or gate.needs_kernels,
+            nested_graph_breaks=nested_graph_breaks, kernels=kernels or gate.needs_kernels,
             timing=TimingOptions(backend=backend, mode=mode, threads=threads,
                                  max_run_time=max_run_time)
             if time_it or fix else None)

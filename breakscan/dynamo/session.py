@@ -178,6 +178,27 @@ def dynamic_shapes(dynamic: bool | None) -> contextlib.AbstractContextManager[An
     return config.patch(automatic_dynamic_shapes=False, assume_static_by_default=True)
 
 
+def nested_graph_breaks(value: bool | None) -> contextlib.AbstractContextManager[Any]:
+    """``torch._dynamo.config.nested_graph_breaks`` set for the block (None: as it is). A break
+    in a nested function then splits only that function, not every frame around it (False in
+    2.13 and 2.14; proposed as the default in a later release). A torch without it refuses a
+    value in one line."""
+    if value is None:
+        return contextlib.nullcontext()
+    if not hasattr(torch._dynamo.config, "nested_graph_breaks"):
+        from ..errors import UsageError
+
+        raise UsageError(f"--nested-graph-breaks: torch {torch.__version__} has no "
+                         "torch._dynamo.config.nested_graph_breaks")
+    return torch._dynamo.config.patch(nested_graph_breaks=value)
+
+
+def nested_in_force() -> bool | None:
+    """The nested_graph_breaks setting now (None on a torch without it)."""
+    value = getattr(torch._dynamo.config, "nested_graph_breaks", None)
+    return value if isinstance(value, bool) else None
+
+
 def settings_in_force() -> dict[str, Any]:
     """Dynamo's settings whose value differs from their default in this process (plain values
     only); {} on a torch whose config module keeps no defaults (feature-detected)."""

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ..analysis.roots import random_draws_used
 from ..files import read_source
 from ..frames import display_path
 from ..sources import source_tree, target_file
@@ -103,6 +104,10 @@ def _plan_user_sources(plans: list[FixPlan], seen: set, brk: Any, own_file: Path
             continue
         _plan_source(plans, seen, spec.id, category, brk.file, brk.line, None, own_file,
                      before, only_matched=spec.rule is None)
+    if category == "rng":  # torch 2.14 breaks where the number is used: rewrite its draw
+        for draw, _ in random_draws_used(brk.file, brk.line, getattr(brk, "code", "")):
+            _plan_source(plans, seen, "torch_rng", category, brk.file, draw, None, own_file,
+                         before, only_matched=True)
     _drop_repeats(plans, start)
     if not any(p.new_source is not None for p in plans[start:]):
         for spec in specs:

@@ -273,12 +273,15 @@ def scan_with_fix(request: dict[str, Any], on_stage: Callable[[str, Any], None],
         after = metrics(result, dynamic=bool(fix.get("dynamic")))
         if found.same_outputs.match and before is not None and result.compile_error is None \
                 and worth_timing(change(before, after)):
-            found.ab, (found.baseline, found.compiled_outputs), found.compile_error = \
-                _time_against_original(original, fixed, fix, options, config,
-                                       (reference, expected), found.random,
-                                       on_stage=lambda name: on_stage(name, result),
-                                       on_progress=on_progress)
+            from ..dynamo.session import nested_graph_breaks
             from ..pipeline.interleaved import ORIGINAL_FAILS
+
+            with nested_graph_breaks(options.nested_graph_breaks):
+                found.ab, (found.baseline, found.compiled_outputs), found.compile_error = \
+                    _time_against_original(original, fixed, fix, options, config,
+                                           (reference, expected), found.random,
+                                           on_stage=lambda name: on_stage(name, result),
+                                           on_progress=on_progress)
 
             if found.compile_error == ORIGINAL_FAILS:
                 found.compile_error, found.rescued = None, True

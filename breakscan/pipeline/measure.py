@@ -44,6 +44,9 @@ MIN_SHARE = 0.25
 OnProgress = Callable[[str], None]
 
 
+MIN_BLOCKS = 4  # timed blocks needed for a spread (IQR) that means anything
+
+
 def _time(call: Callable[[], Any], threads: int, max_run_time: float,
           on_progress: OnProgress | None = None) -> Timing:
     """Median and IQR of ``call`` after a warm-up; ``on_progress`` hears the runs so far.
@@ -64,8 +67,11 @@ def _time(call: Callable[[], Any], threads: int, max_run_time: float,
     m = benchmark.Timer(stmt="call()", globals={"call": call}, num_threads=threads) \
         .adaptive_autorange(threshold=NOISE, min_run_time=max_run_time * MIN_SHARE,
                             max_run_time=max_run_time, callback=block_done)
+    # Fewer than MIN_BLOCKS timed blocks (a slow call, or torch 2.14's block sizing: one block
+    # of 100 runs where 2.13 timed 11 of 10) leave the spread unmeasured, its IQR 0: noisy.
     return Timing(median_s=m.median, iqr_s=m.iqr, runs=len(m.times) * m.number_per_run,
-                  threads=threads, noisy=m.iqr > NOISE * m.median)
+                  threads=threads,
+                  noisy=m.iqr > NOISE * m.median or len(m.times) < MIN_BLOCKS)
 
 
 def _load_average() -> float | None:

@@ -22,7 +22,8 @@ from ..analysis.compile_error import apply_compile_error, compile_error
 from ..analysis.origins import link_module_constants
 from .call import ModelCall, model_call
 from .capture import RawProgram, program_capture, run_eager, scan_pass
-from ..dynamo.session import recompile_limit, settings_in_force
+from ..dynamo.session import (nested_graph_breaks, nested_in_force, recompile_limit,
+                              settings_in_force)
 from ..errors import UsageError
 from ..analysis.impact import apply_costs, apply_later_call, apply_regions, apply_runtime, counted_code
 from .constants import module_constants
@@ -39,6 +40,7 @@ from ..target import parse_input_sets
 from ..analysis.recompiles import link_shape_branches, program_recompiles
 from .recompiles import check_recompiles
 from ..records import RawCapture, RawFailure, StaticFinding
+from ..startup import torch_import_notices
 from ..result import ProgramReport, ScanResult
 from ..verdicts import TimingReport
 
@@ -89,6 +91,13 @@ def scan_loaded(loaded: LoadedTarget, options: ScanOptions = ScanOptions(), *,
     explain has been analysed): the isolated runner uses it to keep partial results.
     ``on_progress(text)`` hears progress within a stage (the runs of a timing).
     """
+    with nested_graph_breaks(options.nested_graph_breaks):
+        return _scan_loaded(loaded, options, shape_sets, on_stage, on_progress)
+
+
+def _scan_loaded(loaded: LoadedTarget, options: ScanOptions,
+                 shape_sets: list[tuple[Any, ...]] | None, on_stage: OnStage | None,
+                 on_progress: OnProgress | None) -> ScanResult:
     progress = on_stage if isinstance(on_stage, StageClock) else StageClock(on_stage)
     call = model_call(loaded, options)
     folder = loaded.search_paths[0] if loaded.search_paths else None
@@ -110,6 +119,8 @@ def scan_loaded(loaded: LoadedTarget, options: ScanOptions = ScanOptions(), *,
         if timing:
             _timings(result, call, timing, progress, on_progress, inspector, graphs)
     result.stages = progress.seconds()
+    if options.verbose:  # what torch said while being imported ("No CUDA runtime is found")
+        result.dynamo_log.extend(torch_import_notices())
     return result
 
 
@@ -216,7 +227,8 @@ def _result(loaded: LoadedTarget, raw: RawCapture, options: ScanOptions) -> Scan
         device=str(loaded.device), training=loaded.training,
         inputs=describe_inputs(loaded.args, loaded.kwargs,
                                positional_names(signature_of, len(loaded.args))),
-        compile_settings=options.compile_settings, dynamo_settings=in_force,
+        compile_settings=dict(options.compile_settings, nested_graph_breaks=nested_in_force()),
+        dynamo_settings=in_force,
         capture_seconds=round(raw.seconds, 4), notes=raw.notes, model_output=raw.model_output, dynamo_log=raw.dynamo_log)
 
 

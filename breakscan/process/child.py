@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from ..errors import EXIT_INTERNAL, EXIT_MODEL_FAILED
 from ..result import ScanResult
+from ..startup import keep_torch_import_notices
 from .leftovers import become_subreaper, end_processes, work_mark
 
 _PROGRESS_EVERY_S = 0.25  # the live line reads progress events this often, at most
@@ -212,4 +213,5 @@ def _end(work: Path, code: int) -> None:
 
 
 if __name__ == "__main__":
+    keep_torch_import_notices()
     _end(Path(sys.argv[1]), _child_main(Path(sys.argv[1])))

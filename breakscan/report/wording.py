@@ -127,6 +127,8 @@ def settings_text(result: ScanResult) -> str:
         extra = "".join(f", {k}={c[k]!r}" for k in ("mode",) if c.get(k))
         options = f", options={c['options']!r}" if c.get("options") else ""
         text += f" and timings; timings: backend={c['backend']!r}{extra}{options}"
+    if c.get("nested_graph_breaks") is not None:  # in force, as the scan's process had it
+        text += f"; torch._dynamo.config.nested_graph_breaks={c['nested_graph_breaks']}"
     return text
 
 
@@ -162,7 +164,8 @@ def noise_note(t: Any) -> str:
     load = f"; load average {t.load_average:g} on {os.cpu_count()} CPU(s)" \
         if t.load_average is not None else ""
     return (f"noisy: {', '.join(t.noisy)}: the spread stayed above 10 % of the median for the "
-            f"whole time budget{load}; these numbers may move between runs. For steadier ones: "
+            f"whole time budget, or too few timed blocks fit in it to measure the spread{load}; "
+            "these numbers may move between runs. For steadier ones: "
             "a quiet machine, --threads 1, a longer --max-run-time.")
 
 

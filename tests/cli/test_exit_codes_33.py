@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import FIXTURES, ROOT, SAMPLES, locate, run_cli
+from conftest import FIXTURES, ROOT, SAMPLES, TORCH_RELEASE, locate, run_cli
 
 CASES = FIXTURES / "models" / "exit_cases_33.py"
 
@@ -31,6 +31,10 @@ def _line(text: str) -> int:
 ])
 def test_the_models_failure_reached_through_torch_is_exit_3_at_its_line(name, args, message, at):
     proc = run_cli(f"{CASES}:{name}", "-s", "2,4", "-q", *args, timeout=300)
+    if name == "KeyErrorGetattr" and not TORCH_RELEASE.startswith("2.13."):
+        # torch 2.14 no longer asks the model for `_torchdynamo_orig_callable`: it compiles
+        assert proc.returncode == 0 and "graphs 1 · root-cause breaks 0" in proc.stdout
+        return
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert proc.stderr.strip().splitlines()[-1] == \
         f"breakscan: error: {message} at {CASES}:{_line(at)}"

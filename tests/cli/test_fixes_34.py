@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from conftest import FIXTURES, GAINED, QUICK, locate, run_cli
+from conftest import FIXTURES, GAINED, QUICK, TORCH_RELEASE, locate, run_cli
 
 MODELS = FIXTURES / "models" / "fix_cases_34.py"
 
@@ -62,7 +62,11 @@ def test_a_timer_whose_value_is_used_is_refused_with_its_line():
 def test_a_draw_from_torchs_generator_removes_the_break_but_changes_the_stream(name):
     """Measured: the break goes (2 graphs -> 1), but torch's stream is not NumPy's or Python's,
     so from one seed the outputs differ: never verified (the verifier's fallback_random makes
-    the compiled draws eager's, it cannot make two generators agree)."""
+    the compiled draws eager's, it cannot make two generators agree). torch 2.14 traces
+    `random.random()` scaling a tensor: no break there, nothing to fix."""
+    if name == "PythonRandomScale" and not TORCH_RELEASE.startswith("2.13."):
+        assert _source_fixes(name) == []
+        return
     (fix,) = [f for f in _source_fixes(name) if f["fix_id"] == "torch_rng"]
     assert fix["status"] == "changes outputs" and fix["random"] is True
     assert _graphs(fix) == (2, 1) and fix["reason"].startswith(

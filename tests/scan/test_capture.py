@@ -118,11 +118,12 @@ def test_scan_callable_on_a_model_in_memory():
 def test_dynamo_noise_stays_off_the_terminal_and_logging_is_restored(capfd):
     dynamo_log = logging.getLogger("torch._dynamo")
     before = (list(dynamo_log.handlers), dynamo_log.propagate, dynamo_log.level)
-    result = scan(f"{SAMPLES}/stdlib_call.py:RandomJitter", input_shapes=["8,16"])
+    # `time.perf_counter()`: Dynamo warns on every compile (2.13 and 2.14), not once a process
+    result = scan(f"{SAMPLES}/stdlib_call.py:TimerInForward", input_shapes=["8,16"])
     scan(f"{SAMPLES}/item_logging.py:LogInsideForward", input_shapes=["8,16"])
     out, err = capfd.readouterr()
     assert out == "" and err == ""
-    assert any("random" in line for line in result.dynamo_log)  # kept for --verbose
+    assert any("Python builtin" in line for line in result.dynamo_log)  # kept for --verbose
     after = (list(dynamo_log.handlers), dynamo_log.propagate, dynamo_log.level)
     assert after == before
 

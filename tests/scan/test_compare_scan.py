@@ -17,8 +17,11 @@ from breakscan.pipeline.compare import outputs_of_both
 
 from conftest import assert_the_twin_wins, sample_expectations
 
+# A broken twin that does not break on the installed torch (SignatureProbe on 2.14) has
+# nothing for its fixed twin to win.
+BREAKS = {e.name: e.facts.get("breaks") for e in sample_expectations()}
 PAIRS = [(good, good.facts["twin_of"]) for good in sample_expectations()
-         if "twin_of" in good.facts]
+         if "twin_of" in good.facts and BREAKS.get(good.facts["twin_of"]) != "0"]
 VARY = {"ShapeBranch": "2,4,16"}
 
 

@@ -147,12 +147,15 @@ def test_a_spread_that_never_settles_is_marked_noisy():
         time.sleep(0.001 * 1.02 ** next(calls))  # compounding: the same drift at any call count
 
     timing = _time(slowing, threads=1, max_run_time=0.5)
-    assert timing.noisy and timing.iqr_s > 0.1 * timing.median_s, timing
+    # the spread measured above 10 %, or (torch 2.14 times it as one block) not measurable
+    assert timing.noisy, timing
     report = TimingReport(device="cpu", threads=1, backend="eager", mode=None, eager=timing,
                           load_average=0.5)
     assert report.noisy == ["eager"]
     assert noise_note(report).startswith("noisy: eager: the spread stayed above 10 % of the "
-                                         "median for the whole time budget; load average 0.5")
+                                         "median for the whole time budget, or too few timed "
+                                         "blocks fit in it to measure the spread; load average "
+                                         "0.5")
 
 
 def test_outputs_are_compared_relative_to_their_magnitude():

@@ -117,12 +117,13 @@ SKIP_UNSEEN = {
     "SparseAdjacency": "`to_sparse()` alone is a plain break (GB0277); what a sparse op on it does "
                        "to the frame is decided while tracing",
 }
+# Lint reads the source: the expectations without a torch release's own (`key@2.14`) lines
 BROKEN = [e for e in sample_expectations()
-          if (e.facts.get("cause") or e.facts.get("category")) in BREAK_CATEGORIES]
+          if (e.base.get("cause") or e.base.get("category")) in BREAK_CATEGORIES]
 # The fixed twins (and the samples that are no break at all, e.g. a Python loop) — but not
 # rare_path.py's RarePathPrint, whose print only breaks for batches over 64.
 FIXED = [e for e in sample_expectations()
-         if e.facts["breaks"] == "0" and e.name != "RarePathPrint"
+         if e.base["breaks"] == "0" and e.name != "RarePathPrint"
          and "later_breaks" not in e.facts]  # PrintAfterFirstCall breaks on later calls
 
 
@@ -136,17 +137,17 @@ def test_a_break_on_a_path_not_taken_is_still_found():
     pytest.param(e, marks=pytest.mark.xfail(strict=True, reason=STATIC_LIMITS[e.name]))
     if e.name in STATIC_LIMITS else e for e in BROKEN], ids=str)
 def test_sample_break_is_found_on_its_line(expect):
-    category = expect.facts.get("cause") or expect.facts["category"]
-    file, line = locate(expect.facts["break_at"], expect.file)
+    category = expect.base.get("cause") or expect.base["category"]
+    file, line = locate(expect.base["break_at"], expect.file)
     findings = [f for f in lint_file(expect.file, only=expect.name)
                 if f.category in BREAK_CATEGORIES]
     assert [(f.file, f.line, f.category) for f in findings] == [(str(file), line, category)]
-    skipped = expect.facts["category"] == "frame_skipped" and expect.name not in SKIP_UNSEEN
+    skipped = expect.base["category"] == "frame_skipped" and expect.name not in SKIP_UNSEEN
     assert (SKIP_TEXT in findings[0].message) == skipped
 
 
 def test_samples_cover_the_break_categories_lint_knows():
-    covered = {e.facts.get("cause") or e.facts["category"] for e in BROKEN}
+    covered = {e.base.get("cause") or e.base["category"] for e in BROKEN}
     assert covered >= {"item", "print", "tolist_numpy", "data_dependent_branch",
                        "explicit_break", "unsupported_call"}
 

@@ -90,6 +90,9 @@ def test_any_target_text_parses_or_is_a_one_line_usage_error(text):
     '{"targets": {"m.py:Net": {"breaks": [{"category": 1}]}}}',
     '{"targets": {"m.py:Net": {"breaks": "all", "graph_count": 1}}}',
     '{"targets": {"m.py:Net": {"graph_count": "many"}}}',
+    '{"targets": {"m.py:Net": {"torch_version": 2.13}}}',
+    '{"targets": {"m.py:Net": {"nested_graph_breaks": "yes"}}}',
+    '{"targets": {"m.py:Net": {"dynamo_settings": ["capture_scalar_outputs"]}}}',
 ])
 def test_a_hostile_baseline_entry_is_a_one_line_usage_error(tmp_path, doc):
     """A baseline comes from a pull request or a restored cache: an entry that is not what
@@ -102,3 +105,35 @@ def test_a_hostile_baseline_entry_is_a_one_line_usage_error(tmp_path, doc):
     with pytest.raises(UsageError) as raised:
         gate_options(baseline=str(path), target="m.py:Net")
     assert "\n" not in str(raised.value) and str(path) in str(raised.value)
+
+
+def test_a_baseline_from_another_torch_or_setting_is_compared_with_a_note():
+    """Issue 35: each baseline entry carries torch's version and the settings that change
+    counts; a run on another torch (or with nested_graph_breaks changed) says so once."""
+    from breakscan.gate import baseline_entry, evaluate
+    from breakscan.options import GateOptions
+
+    from conftest import recorded_runs
+
+    result = recorded_runs("gate_runs")[0].result
+    entry = baseline_entry(result, None)
+    assert entry["torch_version"] == result.torch_version
+    assert set(entry) >= {"dynamic", "nested_graph_breaks", "dynamo_settings"}
+    evaluate(result, GateOptions(baseline=entry))
+    assert not [n for n in result.notes if "baseline" in n]  # made the same way: no note
+    older = dict(entry, torch_version="2.13.0+cpu", nested_graph_breaks=True)
+    result.torch_version = "2.14.1+cu130"
+    evaluate(result, GateOptions(baseline=older))
+    evaluate(result, GateOptions(baseline=older))
+    (note,) = [n for n in result.notes if "baseline" in n]
+    assert "baseline from torch 2.13.0+cpu, this run 2.14.1+cu130" in note
+    assert f"baseline nested_graph_breaks True, this run {entry['nested_graph_breaks']!r}" in note
+
+
+def test_a_torch_the_suites_do_not_run_on_is_named_once():
+    from breakscan.result import untested_torch_note
+
+    assert untested_torch_note("2.13.0+cpu") is None and untested_torch_note("2.14.1") is None
+    assert untested_torch_note("unknown") is None  # a trace that does not say
+    note = untested_torch_note("2.15.0")
+    assert note.startswith("breakscan is tested on torch 2.13 and 2.14; this is torch 2.15.0")

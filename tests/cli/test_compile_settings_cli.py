@@ -25,7 +25,7 @@ def test_the_gate_checks_the_dynamic_setting_the_user_ships():
     doc = json.loads(dynamic.stdout)
     assert doc["summary"]["recompile_count"] == 0 and doc["gate"]["passed"]
     assert doc["compile_settings"] == {"backend": None, "mode": None, "dynamic": True,
-                                       "options": {}}
+                                       "options": {}, "nested_graph_breaks": False}
     assert doc["recompiles"]["dynamic_recompile_count"] is None  # nothing left to replay
     terminal = run_cli(*args, "--dynamic", "true")
     assert "torch.compile settings: dynamic=True for the capture, run-time counts, recompiles" \

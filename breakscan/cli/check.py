@@ -12,11 +12,11 @@ from typing import Optional
 
 import typer
 
-from ..errors import BreakscanError
+from ..errors import BreakscanError, UsageError
 from ..options import DEFAULT_TIMEOUT_S
 from . import flags
 from .application import app
-from .exits import fail, fail_run
+from .exits import fail, fail_run, say
 from .flags import OutputFormat
 from .output import (check_output, emit, live_status, outputs, result_sources, save_baseline,
                      target_sources, write_html)
@@ -39,6 +39,16 @@ def check(
     no_cache: bool = typer.Option(False, "--no-cache", help="Scan every target, even one whose "
                                   "files, inputs and settings are unchanged since the result "
                                   "stored in .breakscan_cache/."),
+    shard: Optional[str] = typer.Option(
+        None, metavar="K/N", help="Scan only shard K of N (1-based) of the targets sorted by "
+        "name, as a CI matrix job; env/N reads K from $JOB_COMPLETION_INDEX or "
+        "$SLURM_ARRAY_TASK_ID (0-based). A shard with no targets passes and says so."),
+    durations: Optional[Path] = typer.Option(
+        None, help="JSON {target: seconds} from earlier runs: --shard splits to balance these "
+        "times (a target not in it counts as the mean). Every shard must read the same file."),
+    write_durations: Optional[Path] = typer.Option(
+        None, help="Add this run's seconds per scanned target to this JSON file (never the "
+        "--durations file other shards are reading)."),
     quiet: bool = flags.quiet("Only the summary lines per model."),
     debug: bool = flags.debug(),
 ) -> None:
@@ -56,6 +66,16 @@ def check(
         listed = section.get("targets")
         targets = [t.get("target") for t in (listed if isinstance(listed, list) else [])
                    if isinstance(t, dict)]
+        if shard is not None:
+            section, targets = _shard_of(section, targets, shard, durations)
+            if not targets:
+                say(f"breakscan check --shard {shard}: no targets in this shard (the config "
+                    f"lists {len(listed) if isinstance(listed, list) else 0}); nothing to scan")
+                return
+        if write_durations is not None and durations is not None and \
+                write_durations.resolve() == durations.resolve():
+            raise UsageError("--write-durations must not be the --durations file: the other "
+                             "shards split by it while this one runs")
         refuse_over_sources(outputs(output, html, write_baseline),
                             [str(config), *target_sources(*[t for t in targets
                                                             if isinstance(t, str)])])
@@ -71,6 +91,8 @@ def check(
         emit(runs, output_format, output, quiet=quiet, verbose=False, single=False)
         if html is not None:
             write_html(runs, html)
+        if write_durations is not None:
+            record_durations(write_durations, runs)
     except BreakscanError as exc:
         fail(exc, debug)
     stopped = next((r for r in runs if r.interrupted), None)
@@ -79,3 +101,30 @@ def check(
     code = overall_exit_code(runs)
     if code:
         raise typer.Exit(code)
+
+
+def _shard_of(section: dict, targets: list, shard: str,
+              durations: Optional[Path]) -> tuple[dict, list]:
+    """The config section with only this shard's targets (``breakscan/shard.py``)."""
+    from ..shard import parse_shard, read_durations, split
+
+    index, total = parse_shard(shard)
+    mine = set(split([t for t in targets if isinstance(t, str)], index, total,
+                     read_durations(durations) if durations is not None else None))
+    kept = [t for t in section["targets"] if isinstance(t, dict) and t.get("target") in mine]
+    return dict(section, targets=kept), [t.get("target") for t in kept]
+
+
+def record_durations(path: Path, runs: list) -> None:
+    """Each scanned target's seconds (its stages) added to the durations file; a cached
+    target keeps the time it had."""
+    import json
+
+    from ..files import write_atomic
+    from ..shard import read_durations
+
+    known = read_durations(path)
+    for run in runs:
+        if run.result is not None and not run.cached and run.result.stages:
+            known[run.target] = round(sum(run.result.stages.values()), 3)
+    write_atomic(path, json.dumps(dict(sorted(known.items())), indent=2) + "\n")

@@ -1,0 +1,89 @@
+"""Which targets a CI shard scans: ``breakscan check --shard K/N``, no scheduler of breakscan's.
+
+The zoo's targets are sorted by name and split deterministically, the way PyTorch's benchmark
+CI (``--total-partitions N --partition-id i``) and pytest-split (``--splits N --group i``) do:
+contiguous slices of the sorted list by default; with the durations an earlier run recorded,
+greedy longest-first onto the least-loaded shard (ties by name), so the slowest shard stays
+near the mean. Every target lands in exactly one shard. ``K`` may come from the environment a
+job array hands its tasks (``env``: ``JOB_COMPLETION_INDEX`` of a Kubernetes Indexed Job, else
+``SLURM_ARRAY_TASK_ID`` minus ``SLURM_ARRAY_TASK_MIN``; both count from 0). Torch-free.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Mapping
+
+from .errors import UsageError
+
+# Where a job array hands its task its index (0-based), in the order they are read.
+INDEX_VARIABLES = ("JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID")
+
+
+def parse_shard(text: str, environ: Mapping[str, str] | None = None) -> tuple[int, int]:
+    """``"2/4"`` -> (2, 4); ``"env/4"`` reads the index from the job array's variable."""
+    environ = os.environ if environ is None else environ
+    head, sep, tail = text.partition("/")
+    if not sep or not tail.strip().isdigit() or int(tail) < 1:
+        raise UsageError(f"--shard takes K/N (1 <= K <= N) or env/N, got {text!r}")
+    total = int(tail)
+    if head.strip() == "env":
+        index = _index_from(environ)
+    elif head.strip().isdigit():
+        index = int(head)
+    else:
+        raise UsageError(f"--shard takes K/N (1 <= K <= N) or env/N, got {text!r}")
+    if not 1 <= index <= total:
+        raise UsageError(f"--shard {index}/{total}: the shard must be between 1 and {total}")
+    return index, total
+
+
+def _index_from(environ: Mapping[str, str]) -> int:
+    """The 1-based shard of a job array's task (its variables count from 0)."""
+    for name in INDEX_VARIABLES:
+        raw = environ.get(name)
+        if raw is None:
+            continue
+        lowest = environ.get("SLURM_ARRAY_TASK_MIN", "0") if name.startswith("SLURM") else "0"
+        if not raw.strip().isdigit() or not lowest.strip().isdigit():
+            raise UsageError(f"--shard env/N: ${name} is {raw!r}, not a task index")
+        return int(raw) - int(lowest) + 1
+    raise UsageError("--shard env/N: neither $JOB_COMPLETION_INDEX nor $SLURM_ARRAY_TASK_ID is "
+                     "set")
+
+
+def split(targets: list[str], index: int, total: int,
+          durations: Mapping[str, float] | None = None) -> list[str]:
+    """Shard ``index`` of ``total`` (1-based): the targets it scans, in sorted order."""
+    names = sorted(set(targets))
+    if not durations:
+        size, extra = divmod(len(names), total)
+        start = (index - 1) * size + min(index - 1, extra)
+        return names[start:start + size + (1 if index <= extra else 0)]
+    known = [durations[n] for n in names if n in durations]
+    unknown = sum(known) / len(known) if known else 1.0  # a new target: the mean
+    cost = {n: float(durations.get(n, unknown)) for n in names}
+    loads = [0.0] * total
+    owner: dict[str, int] = {}
+    for name in sorted(names, key=lambda n: (-cost[n], n)):  # longest first, ties by name
+        shard = min(range(total), key=lambda s: (loads[s], s))
+        loads[shard] += cost[name]
+        owner[name] = shard + 1
+    return [n for n in names if owner[n] == index]
+
+
+def read_durations(path: str | os.PathLike[str]) -> dict[str, float]:
+    """``{target: seconds}`` from an earlier run; a missing file is none, a bad one an error
+    (data from another job: never executed, only numbers kept)."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read durations {path}: {exc}") from None
+    if not isinstance(doc, dict):
+        raise UsageError(f"{path} is not a durations file ({{target: seconds}})")
+    return {str(k): float(v) for k, v in doc.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0}

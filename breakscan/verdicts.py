@@ -19,9 +19,11 @@ class Timing:
     iqr_s: float  # spread: interquartile range of the per-run times
     runs: int
     threads: int
-    # The spread stayed above 10 % of the median for the whole time budget: the number may move
-    # between runs (a loaded machine, too little time); never hidden, never silently trusted.
+    # The spread stayed above 10 % of the median for the whole time budget, or fewer than 4
+    # blocks were timed (no spread to speak of): the number may move between runs (a loaded
+    # machine, too little time); never hidden, never silently trusted.
     noisy: bool = False
+    blocks: int = 0  # timed blocks the median and IQR come from (0: not recorded)
 
 
 @dataclass

@@ -70,7 +70,7 @@ def _time(call: Callable[[], Any], threads: int, max_run_time: float,
     # Fewer than MIN_BLOCKS timed blocks (a slow call, or torch 2.14's block sizing: one block
     # of 100 runs where 2.13 timed 11 of 10) leave the spread unmeasured, its IQR 0: noisy.
     return Timing(median_s=m.median, iqr_s=m.iqr, runs=len(m.times) * m.number_per_run,
-                  threads=threads,
+                  threads=threads, blocks=len(m.times),
                   noisy=m.iqr > NOISE * m.median or len(m.times) < MIN_BLOCKS)
 
 

@@ -19,10 +19,10 @@ def test_cli_time_json(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "speedup" in proc.stdout and proc.stderr == ""
     t = json.loads(dest.read_text())["timings"]
-    assert set(t["eager"]) == {"median_s", "iqr_s", "runs", "threads", "noisy"}
+    assert set(t["eager"]) == {"median_s", "iqr_s", "runs", "threads", "noisy", "blocks"}
     for variant in ("eager", "compiled", "fullgraph"):  # the flag agrees with its own numbers
         v = t[variant]
-        assert v["noisy"] is (v["iqr_s"] > 0.1 * v["median_s"]), v
+        assert v["noisy"] is (v["iqr_s"] > 0.1 * v["median_s"] or v["blocks"] < 4), v
     assert t["load_average"] is None or t["load_average"] >= 0
     assert t["compiled"]["runs"] > 0 and t["fullgraph"]["runs"] > 0
     assert t["backend"] == "inductor" and t["threads"] == 1

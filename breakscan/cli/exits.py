@@ -71,13 +71,20 @@ def exit_interrupted(exc: BaseException) -> None:
     sys.exit(128 + signum)
 
 
-def quiet_after_broken_pipe() -> None:
-    """Exit as a Unix tool killed by SIGPIPE does (141), without a word: the reader is gone."""
+def discard_stdout() -> None:
+    """Point stdout at /dev/null: what is still buffered for a reader that left or a device
+    that refused it goes nowhere, so Python's own flush at exit cannot fail a second time."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # Python's own flush at exit must not fail too
-    except OSError:
+        os.dup2(devnull, sys.__stdout__.fileno())
+        os.close(devnull)
+    except (OSError, AttributeError, ValueError):  # no stdout at all
         pass
+
+
+def quiet_after_broken_pipe() -> None:
+    """Exit as a Unix tool killed by SIGPIPE does (141), without a word: the reader is gone."""
+    discard_stdout()
     os._exit(128 + 13)
 
 

@@ -20,7 +20,7 @@ from rich.console import Console
 from ..errors import UsageError
 from ..report.literal import printable
 from ..report.terminal import console as literal_console
-from .exits import say
+from .exits import discard_stdout, say
 from .flags import OutputFormat
 
 
@@ -33,6 +33,7 @@ def stdout_refused() -> Iterator[None]:
     except BrokenPipeError:
         raise
     except OSError as exc:
+        discard_stdout()  # the rest of the report is not written either
         raise UsageError(f"cannot write the report to stdout: {exc.strerror or exc}") from None
 
 

@@ -8,13 +8,19 @@ double fork stays below it while it lives), or its environment holds the child's
 (``BREAKSCAN_WORK``, which finds it after the child has gone). Each found process is stopped
 first, so it cannot start another while the rest are found, then all are killed; what still runs
 after that (another user's process) is named. Without ``/proc`` only the group is ended.
+
+A run whose breakscan and child were both killed (SIGKILL) leaves its work folder behind; the
+next run removes it (:func:`remove_stale_work`).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import tempfile
 import time
+from pathlib import Path
 
 PROC = "/proc"
 WORK_VARIABLE = "BREAKSCAN_WORK"  # in the child's environment: its work folder
@@ -133,3 +139,28 @@ def _send(pid: int, signum: int) -> None:
         os.kill(pid, signum)
     except OSError:  # gone, or not ours to signal (then named as left running)
         pass
+
+
+def remove_stale_work(root: str | None = None) -> None:
+    """Remove the work folders of runs whose breakscan and child both died (SIGKILL leaves
+    them): each holds ``owner.json`` with both process ids."""
+    import shutil
+
+    for folder in Path(root or tempfile.gettempdir()).glob("breakscan-*"):
+        try:
+            owner = json.loads((folder / "owner.json").read_text())
+            pids = [int(owner["parent"]), int(owner.get("child") or 0)]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not ours, or still being set up
+        if not any(_alive(pid) for pid in pids if pid):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists (another user's)
+    return True

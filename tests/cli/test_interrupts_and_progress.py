@@ -112,7 +112,7 @@ def test_a_killed_breakscan_takes_its_child_along_and_leaves_no_folder(tmp_path)
     import sys
     import time
 
-    from breakscan.process.isolate import _remove_stale_work
+    from breakscan.process.leftovers import remove_stale_work
 
     env = dict(os.environ, TMPDIR=str(tmp_path))
     parent = subprocess.Popen([sys.executable, "-m", "breakscan",
@@ -133,7 +133,7 @@ def test_a_killed_breakscan_takes_its_child_along_and_leaves_no_folder(tmp_path)
     with pytest.raises(ProcessLookupError):
         os.kill(owner["child"], 0)
     assert list(tmp_path.glob("breakscan-*"))  # SIGKILL left its folder...
-    _remove_stale_work(str(tmp_path))
+    remove_stale_work(str(tmp_path))
     assert not list(tmp_path.glob("breakscan-*"))  # ...which a later run removes
 
 

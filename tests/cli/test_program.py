@@ -217,6 +217,7 @@ def test_hanging_program_times_out_with_its_partial_report(tmp_path):
 def test_interrupted_program_reports_what_it_compiled():
     """Ctrl-C (SIGINT to breakscan): exit 130, the partial report, no process left behind."""
     env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "COLUMNS")}
+    env["PYTHONFAULTHANDLER"] = "1"
     proc = subprocess.Popen([sys.executable, "-m", "breakscan", "run", "--capture-only",
                              str(ECHO), "--hang"], cwd=ROOT, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -231,7 +232,12 @@ def test_interrupted_program_reports_what_it_compiled():
     assert lines[-1].strip() == "ready", "".join(lines)
     program_pid = json.loads(lines[0])["pid"]
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:  # a hang: its stack (PYTHONFAULTHANDLER), then fail
+        proc.send_signal(signal.SIGABRT)
+        out, err = proc.communicate(timeout=60)
+        pytest.fail(f"breakscan did not end within 60 s of SIGINT:\n{err}")
     assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1] == "breakscan: interrupted (SIGINT) during program"
     assert "PARTIAL REPORT" in out and "root-cause breaks 1" in out

@@ -39,7 +39,8 @@ CACHE_DIR = ".breakscan_cache"
 ENTRY_VERSION = 3  # 1 was a pickle: never read; 2 had an unprefixed, never keyed checksum
 
 
-def _torch_version() -> str:
+def torch_version() -> str:
+    """The installed torch's version, read without importing it."""
     try:
         return metadata.version("torch")
     except metadata.PackageNotFoundError:
@@ -107,6 +108,21 @@ def input_files(options: ScanOptions) -> set[str]:
     return {os.path.realpath(file)} if file is not None and is_user_file(str(file)) else set()
 
 
+def target_key(target: str, options: ScanOptions) -> str:
+    """What a scan was asked, as a hash: the target, every scan option, breakscan's code,
+    torch's and Python's versions, the folder and the ``TORCHDYNAMO_*`` settings. A cache entry,
+    or a ``check --results`` line that ``--resume`` reuses, is valid only under the same key."""
+    spec = parse_target(target)
+    where = os.path.realpath(spec.source) if spec.is_file else spec.source
+    asked = {"target": target, "where": where, "options": options.to_dict(),
+             "breakscan": __version__, "code": _own_code(), "torch": torch_version(),
+             "python": platform.python_version(), "cwd": os.getcwd(),
+             # Dynamo settings from the environment change counts as options do
+             "env": {k: v for k, v in os.environ.items() if k.startswith("TORCHDYNAMO_")}}
+    return hashlib.sha256(json.dumps(asked, sort_keys=True, default=str)
+                          .encode()).hexdigest()[:32]
+
+
 @dataclass
 class ResultCache:
     """``.breakscan_cache/`` under ``root`` (the folder of the config that lists the targets)."""
@@ -118,15 +134,7 @@ class ResultCache:
         return self.root / CACHE_DIR
 
     def key(self, target: str, options: ScanOptions) -> str:
-        spec = parse_target(target)
-        where = os.path.realpath(spec.source) if spec.is_file else spec.source
-        asked = {"target": target, "where": where, "options": options.to_dict(),
-                 "breakscan": __version__, "code": _own_code(), "torch": _torch_version(),
-                 "python": platform.python_version(), "cwd": os.getcwd(),
-                 # Dynamo settings from the environment change counts as options do
-                 "env": {k: v for k, v in os.environ.items() if k.startswith("TORCHDYNAMO_")}}
-        return hashlib.sha256(json.dumps(asked, sort_keys=True, default=str)
-                              .encode()).hexdigest()[:32]
+        return target_key(target, options)
 
     def get(self, target: str, options: ScanOptions) -> ScanResult | None:
         """The stored result, when the entry is valid and every file it came from is

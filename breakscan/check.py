@@ -20,7 +20,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from .cache import ResultCache
 from .errors import Interrupted, UsageError, interrupt_signal
@@ -32,8 +32,43 @@ from .result import ModelRun
 from .process.runner import run_model
 from .target import check_loadable, parse_target
 
+if TYPE_CHECKING:
+    from .shard_results import ResultsLog
+
 # Keys the section itself may set as defaults for every target (scan keys are per target).
 DEFAULT_KEYS = set(SCAN_KEYS) | set(GATE_KEYS) | set(LIMIT_KEYS) | {"baseline"}
+
+
+ZOO_KEYS = ("expected", "flaky")  # about the whole zoo, not each target
+
+
+@dataclass(frozen=True)
+class ZooSettings:
+    """The section's zoo-wide keys: the expected-counts file (relative to the config) and the
+    targets whose failure is reported but does not fail the run."""
+
+    expected: Path | None = None
+    flaky: frozenset[str] = frozenset()
+
+
+def zoo_settings(section: dict[str, Any], config_path: str | Path) -> tuple[dict[str, Any],
+                                                                            ZooSettings]:
+    """The section without its zoo-wide keys, and those keys checked."""
+    where = f"{config_path} [tool.breakscan]"
+    expected, flaky = section.get("expected"), section.get("flaky", [])
+    if expected is not None and (not isinstance(expected, str) or not expected):
+        raise UsageError(f"{where}: 'expected' must be a file name, not {expected!r}")
+    if not isinstance(flaky, list) or not all(isinstance(t, str) for t in flaky):
+        raise UsageError(f"{where}: 'flaky' must be a list of targets, not {flaky!r}")
+    listed = {t.get("target") for t in section.get("targets", []) if isinstance(t, dict)}
+    unknown = [t for t in flaky if t not in listed]
+    if unknown:
+        raise UsageError(f"{where}: 'flaky' names target(s) it does not list: "
+                         f"{', '.join(unknown)}")
+    rest = {k: v for k, v in section.items() if k not in ZOO_KEYS}
+    base = Path(config_path).resolve().parent
+    return rest, ZooSettings(expected=base / expected if expected else None,
+                             flaky=frozenset(flaky))
 
 
 @dataclass(frozen=True)
@@ -113,15 +148,17 @@ def assert_target(entry: CheckTarget | ModelRun) -> ModelRun:
 def run_config(section: dict[str, Any], config_path: str | Path,
                overrides: dict[str, Any] | None = None,
                on_stage: Callable[[str], None] | None = None, *, jobs: int = 1,
-               cache: ResultCache | None = None) -> list[ModelRun]:
+               cache: ResultCache | None = None,
+               results: ResultsLog | None = None) -> list[ModelRun]:
     """Every target of a [tool.breakscan] section, each scanned and gated on its own, up to
     ``jobs`` at a time (each in its own child process, with ``cores // jobs`` CPU threads);
     the runs come back in the section's order.
 
     ``overrides`` (e.g. the CLI's --timeout) replace the section's defaults, not a target's own
     values. ``on_stage("check 3/7: model.py:Net · explain")`` follows the scans live. ``cache``
-    answers unchanged targets without scanning them. Ctrl-C or SIGTERM stops every running scan
-    (each reports what it finished) and starts no other.
+    answers unchanged targets without scanning them. ``results`` (``--results``) gets each
+    target as it finishes, and answers those it already holds (``--resume``). Ctrl-C or SIGTERM
+    stops every running scan (each reports what it finished) and starts no other.
     """
     defaults = {k: v for k, v in section.items() if k != "targets"}
     defaults.update({k: v for k, v in (overrides or {}).items() if v is not None})
@@ -135,10 +172,15 @@ def run_config(section: dict[str, Any], config_path: str | Path,
     threads = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else None
     runs: list[ModelRun | None] = [None] * total
     work: list[tuple[int, Callable[[Cancel], ModelRun]]] = []
-    for index, entry in enumerate(config_targets(section, config_path, defaults)):
+    entries = config_targets(section, config_path, defaults)
+    for index, entry in enumerate(entries):
         if isinstance(entry, ModelRun):
             runs[index] = entry
             continue
+        if results is not None:
+            runs[index] = results.reusable(entry.target, entry.options)
+            if runs[index] is not None:
+                continue
         if threads and "OMP_NUM_THREADS" not in os.environ:
             entry = replace(entry, limits=replace(entry.limits, threads=threads))
         label = f"check {index + 1}/{total}: {entry.target}"
@@ -148,21 +190,41 @@ def run_config(section: dict[str, Any], config_path: str | Path,
             return check_target(entry, on_stage=stage, cancel=cancel, cache=cache)
 
         work.append((index, scan_one))
-    for index, run in _run_all(work, jobs):
+    record = _start_log(results, entries, runs) if results is not None else None
+    for index, run in _run_all(work, jobs, record):
         runs[index] = run
     # Targets a Ctrl-C kept from starting are left out, as a serial check leaves them.
     return [run for run in runs if run is not None]
 
 
-def _run_all(work: list[tuple[int, Callable[[Cancel], ModelRun]]],
-             jobs: int) -> list[tuple[int, ModelRun]]:
-    """Run the scans, ``jobs`` at a time; on Ctrl-C or SIGTERM, stop the running ones (they
-    report what finished) and start no more."""
+def _start_log(results: ResultsLog, entries: list[CheckTarget | ModelRun],
+               runs: list[ModelRun | None]) -> Callable[[int, ModelRun], None]:
+    """The result file started with what it answered and the config's refusals; the callback
+    that appends each scan as it finishes."""
+    results.start([r.target for i, r in enumerate(runs)
+                   if r is not None and isinstance(entries[i], CheckTarget)])
+    for index, run in enumerate(runs):
+        if run is not None and isinstance(entries[index], ModelRun):
+            results.record(run.target, None, run)
+
+    def record(index: int, run: ModelRun) -> None:
+        entry = entries[index]
+        results.record(run.target, entry.options if isinstance(entry, CheckTarget) else None,
+                       run)
+    return record
+
+
+def _run_all(work: list[tuple[int, Callable[[Cancel], ModelRun]]], jobs: int,
+             on_done: Callable[[int, ModelRun], None] | None = None) -> list[tuple[int, ModelRun]]:
+    """Run the scans, ``jobs`` at a time, ``on_done`` (in this thread) as each finishes; on
+    Ctrl-C or SIGTERM, stop the running ones (they report what finished) and start no more."""
     cancel = Cancel()
     done: list[tuple[int, ModelRun]] = []
+    finish = on_done or (lambda index, run: None)
     if jobs <= 1:
         for index, scan_one in work:
             done.append((index, scan_one(cancel)))
+            finish(*done[-1])
             if done[-1][1].interrupted:
                 break  # Ctrl-C / SIGTERM: report what finished, scan no further target
         return done
@@ -172,7 +234,9 @@ def _run_all(work: list[tuple[int, Callable[[Cancel], ModelRun]]],
             pending = set(futures)
             while pending:  # short waits: Ctrl-C reaches this (the main) thread between them
                 finished, pending = wait(pending, timeout=0.2)
-                done += [(futures[f], f.result()) for f in finished]
+                for future in finished:
+                    done.append((futures[future], future.result()))
+                    finish(*done[-1])
         except (KeyboardInterrupt, Interrupted) as exc:
             cancel.signum = interrupt_signal(exc)
             cancel.set()

@@ -18,9 +18,9 @@ from .frames import Frame
 from .records import (CompiledFrame, CompileError, Discrepancy, ExplainCounts, GraphInfo,
                       KernelFinding,
                       RecompileReport, RootBreak, StaticFinding)
-from .verdicts import ABTiming, Correctness, Fix, GateResult, TimingReport
+from .verdicts import ABTiming, Correctness, ExpectedCheck, Fix, GateResult, TimingReport
 
-SCHEMA_VERSION = "1.18"
+SCHEMA_VERSION = "1.19"
 
 
 def whole(value: float | None) -> str:
@@ -278,6 +278,9 @@ class ModelRun:
     stage: str | None = None  # where an unfinished scan stopped (load, explain, compile, ...)
     detail: str = ""  # traceback or the scan process's last stderr lines (shown with --debug)
     cached: bool = False  # `check`: the stored result of an unchanged target (not rescanned)
+    origin: RunOrigin | None = None  # `check --results`: the shard and machine that ran it
+    expected: ExpectedCheck | None = None  # against the zoo's expected counts (--expected)
+    flaky: bool = False  # listed as flaky: its failure is reported, it does not fail the run
 
     @property
     def partial(self) -> bool:
@@ -294,12 +297,37 @@ class ModelRun:
     def to_dict(self) -> dict[str, Any]:
         return {"target": self.target, "exit_code": self.exit_code, "error": self.error,
                 "stage": self.stage, "partial": self.partial, "cached": self.cached,
+                "flaky": self.flaky,
+                "origin": dataclasses.asdict(self.origin) if self.origin else None,
+                "expected": dataclasses.asdict(self.expected) if self.expected else None,
                 "result": self.result.to_dict() if self.result else None}
 
 
 def overall_exit_code(runs: list[ModelRun]) -> int:
-    """The most severe code of several runs: 3 (a model failed) > 2 (usage) > 1 (gate) > 0."""
-    return max((run.exit_code for run in runs), default=0)
+    """The most severe code of several runs: 3 (a model failed) > 2 (usage) > 1 (gate) > 0; a
+    flaky target's failure is reported, not counted (an interruption always is)."""
+    return max((run.exit_code for run in runs if not run.flaky or run.interrupted), default=0)
+
+
+@dataclass
+class RunOrigin:
+    """Where a run was made (``check --results``), kept through ``breakscan merge``."""
+
+    shard: str | None  # "2/3", or None for an unsharded check
+    machine: str
+    torch: str
+    python: str
+    breakscan: str
+
+
+@dataclass
+class ShardEntry:
+    """One line of a ``check --results`` file: a finished target. ``--resume`` reuses it only
+    while ``key`` (the result cache's key: target, options, versions, settings) is the same."""
+
+    key: str
+    run: ModelRun
+    format: int = 1
 
 
 @dataclass

@@ -8,6 +8,7 @@ Plain dataclasses, filled by ``measure``, ``fixes`` and ``gate``, held by a
 
 from __future__ import annotations
 
+from typing import Any
 from dataclasses import dataclass, field
 
 
@@ -202,3 +203,16 @@ class GateResult:
 
     def failed(self) -> list[Check]:
         return [c for c in self.checks if not c.passed]
+
+
+@dataclass
+class ExpectedCheck:
+    """One target against the zoo's expected counts (``--expected``): ``PASS`` (as expected),
+    ``FAIL`` (a count went up, or it no longer scans), ``IMPROVED`` (a count went down: fails
+    too unless improvements are allowed, so the file never goes stale), ``NEW`` (not in the
+    file). ``changes`` says what moved, e.g. "graphs 3 -> 2"."""
+
+    status: str
+    changes: list[str] = field(default_factory=list)
+    counts: dict[str, Any] = field(default_factory=dict)  # this run's, as the file records them
+    fails_gate: bool = True  # whether this status fails the run (allowed improvements do not)

@@ -16,7 +16,7 @@ from .exits import exit_interrupted, exit_on_error, quiet_after_broken_pipe, rai
 from .output import guarded_stdout
 
 # Importing a command module registers its command: in this order `breakscan --help` lists them.
-from . import scan, run, trace, check, compare, lint, rules, version  # noqa: F401
+from . import scan, run, trace, check, merge, compare, lint, rules, version  # noqa: F401
 
 
 def _commands() -> set[str]:

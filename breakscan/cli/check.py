@@ -7,6 +7,7 @@ Reads the section through :mod:`breakscan.check`, reuses unchanged targets' stor
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -49,42 +50,57 @@ def check(
     write_durations: Optional[Path] = typer.Option(
         None, help="Add this run's seconds per scanned target to this JSON file (never the "
         "--durations file other shards are reading)."),
+    results: Optional[Path] = typer.Option(
+        None, help="Write each target's result to this file as it finishes (one JSON line "
+        "each, flushed): what a shard hands to 'breakscan merge'."),
+    resume: bool = typer.Option(
+        False, "--resume", help="With --results: keep the targets the file already holds "
+        "(made with the same target, options and versions) and scan only the rest."),
+    expected: Optional[Path] = flags.expected(),
+    update_expected: bool = flags.update_expected(),
+    allow_improvements: bool = flags.allow_improvements(),
     quiet: bool = flags.quiet("Only the summary lines per model."),
     debug: bool = flags.debug(),
 ) -> None:
     """Scan and gate every target listed in [tool.breakscan] (pyproject.toml), in parallel, and
     reuse the stored result of every target that has not changed."""
     from ..cache import ResultCache
-    from ..check import load_config, run_config
+    from ..check import load_config, run_config, zoo_settings
     from ..result import overall_exit_code
+    from ..shard_results import ResultsLog
 
     from ..files import refuse_over_sources
 
+    log = None
     try:
         check_output(output, output_format)
-        section = load_config(config)
-        listed = section.get("targets")
-        targets = [t.get("target") for t in (listed if isinstance(listed, list) else [])
-                   if isinstance(t, dict)]
+        section, zoo = zoo_settings(load_config(config), config)
+        expected = expected or zoo.expected
+        _refuse_flag_mixes(results=results, resume=resume, shard=shard, expected=expected,
+                           update_expected=update_expected, durations=durations,
+                           write_durations=write_durations)
+        listed = section["targets"]  # a list of tables (load_config)
+        targets = [t.get("target") for t in listed]
         if shard is not None:
             section, targets = _shard_of(section, targets, shard, durations)
             if not targets:
-                say(f"breakscan check --shard {shard}: no targets in this shard (the config "
-                    f"lists {len(listed) if isinstance(listed, list) else 0}); nothing to scan")
-                return
-        if write_durations is not None and durations is not None and \
-                write_durations.resolve() == durations.resolve():
-            raise UsageError("--write-durations must not be the --durations file: the other "
-                             "shards split by it while this one runs")
-        refuse_over_sources(outputs(output, html, write_baseline),
-                            [str(config), *target_sources(*[t for t in targets
-                                                            if isinstance(t, str)])])
+                return _nothing_to_scan(shard, len(listed), results)
+        written = outputs(output, html, write_baseline) + [
+            ("--results", results), ("--expected", expected if update_expected else None)]
+        refuse_over_sources(written, [str(config), *target_sources(*[t for t in targets
+                                                                     if isinstance(t, str)])])
         cache = None if no_cache else ResultCache(config.resolve().parent)
+        log = ResultsLog(results, resume=resume, shard=shard) if results is not None else None
         with live_status("check", enabled=not quiet and output_format is OutputFormat.terminal
                          and output is None) as on_stage:
             runs = run_config(section, config, overrides={"timeout": timeout},
-                              on_stage=on_stage, jobs=jobs, cache=cache)
-        refuse_over_sources(outputs(output, html, write_baseline), result_sources(runs))
+                              on_stage=on_stage, jobs=jobs, cache=cache, results=log)
+        refuse_over_sources(written, result_sources(runs))
+        for line in log.notes if log is not None else []:
+            say(f"breakscan check: {line}")
+        zoo_lines, zoo_failed = gate_zoo_runs(runs, zoo.flaky, expected, update=update_expected,
+                                              allow_improvements=allow_improvements,
+                                              complete=shard is None)
         if write_baseline is not None:
             save_baseline(write_baseline, [r.result for r in runs
                                            if r.result is not None and r.error is None])
@@ -95,12 +111,60 @@ def check(
             record_durations(write_durations, runs)
     except BreakscanError as exc:
         fail(exc, debug)
+    finally:
+        if log is not None:
+            log.close()
     stopped = next((r for r in runs if r.interrupted), None)
     if stopped is not None:
         fail_run(stopped, False)
-    code = overall_exit_code(runs)
+    for line in zoo_lines:
+        say(line)
+    code = max(overall_exit_code(runs), int(zoo_failed))
     if code:
         raise typer.Exit(code)
+
+
+def _nothing_to_scan(shard: str, listed: int, results: Optional[Path]) -> None:
+    """A shard with no targets passes, says so, and leaves an empty result file (the merge job
+    finds every shard's)."""
+    from ..shard_results import ResultsLog
+
+    say(f"breakscan check --shard {shard}: no targets in this shard (the config lists "
+        f"{listed}); nothing to scan")
+    if results is not None:
+        ResultsLog(results, resume=False, shard=shard).start([])
+
+
+def _refuse_flag_mixes(*, results: Optional[Path], resume: bool, shard: Optional[str],
+                       expected: Optional[Path], update_expected: bool,
+                       durations: Optional[Path], write_durations: Optional[Path]) -> None:
+    """Flags that cannot work together, refused before anything is scanned."""
+    if resume and results is None:
+        raise UsageError("--resume needs --results FILE (the file to resume)")
+    if update_expected and shard is not None:
+        raise UsageError("--update-expected needs every target: run it on the merged shards "
+                         "(breakscan merge … --update-expected)")
+    if update_expected and expected is None:
+        raise UsageError("--update-expected needs --expected FILE (or 'expected' in "
+                         "[tool.breakscan])")
+    if write_durations is not None and durations is not None and \
+            write_durations.resolve() == durations.resolve():
+        raise UsageError("--write-durations must not be the --durations file: the other "
+                         "shards split by it while this one runs")
+
+
+def gate_zoo_runs(runs: list, flaky: frozenset, expected: Optional[Path], *, update: bool,
+                  allow_improvements: bool, complete: bool) -> tuple[list[str], bool]:
+    """The config's ``flaky`` targets marked (their failure is reported, it does not fail the
+    run), then the runs gated by the expected counts: the lines to print, whether it failed."""
+    from ..expected import gate_zoo
+
+    for run in runs:
+        run.flaky = run.target in flaky
+    if expected is None:
+        return [], False
+    return gate_zoo(runs, expected, update=update, allow_improvements=allow_improvements,
+                    complete=complete, argv=sys.argv[1:])
 
 
 def _shard_of(section: dict, targets: list, shard: str,

@@ -154,3 +154,22 @@ def timeout(help: str, default: Optional[float] = DEFAULT_TIMEOUT_S) -> Any:
 
 def memory_limit(help: str) -> Any:
     return typer.Option(None, min=1, help=help)
+
+
+# -- a model zoo's expected counts (check, merge) ----------------------------------------------
+
+def expected() -> Any:
+    return typer.Option(
+        None, help="The zoo's expected counts per target (JSON; default: 'expected' in "
+        "[tool.breakscan]): each target PASS, FAIL, IMPROVED, NEW or MISSING; anything but "
+        "PASS fails (see docs/ci.md).")
+
+
+def update_expected() -> Any:
+    return typer.Option(False, "--update-expected", help="Rewrite the --expected file from "
+                        "this run (every target; not one shard), then gate against it.")
+
+
+def allow_improvements() -> Any:
+    return typer.Option(False, "--allow-improvements", help="A target whose counts went down "
+                        "(IMPROVED) does not fail the run.")

@@ -57,15 +57,34 @@ def to_junit(runs: list[ModelRun]) -> str:
             for check in (result.gate.checks if result.gate else []):
                 cases += 1
                 case = ET.SubElement(suite, "testcase", classname=run.target, name=check.name)
-                if not check.passed:
+                message = f"{check.name}: {check.actual} > limit {check.limit}"
+                if not check.passed and run.flaky:  # reported, not failing
+                    ET.SubElement(case, "skipped", message=f"flaky: {message}")
+                elif not check.passed:
                     failures += 1
-                    failure = ET.SubElement(
-                        case, "failure", type="gate",
-                        message=f"{check.name}: {check.actual} > limit {check.limit}")
+                    failure = ET.SubElement(case, "failure", type="gate", message=message)
                     failure.text = check.detail
+        if run.expected is not None and run.error is None:
+            cases += 1
+            failures += _expected_case(suite, run)
         suite.set("tests", str(cases))
         suite.set("failures", str(failures))
         suite.set("errors", str(errors))
     _clean(suites)
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _expected_case(suite: ET.Element, run: ModelRun) -> int:
+    """The target against the zoo's expected counts: a failure when that fails the run, a
+    skipped case for a flaky target's (reported, not failing); 1 for a failure."""
+    check = run.expected
+    case = ET.SubElement(suite, "testcase", classname=run.target, name="expected")
+    if not check.fails_gate:
+        return 0
+    message = f"{check.status}: {'; '.join(check.changes)}"
+    if run.flaky:
+        ET.SubElement(case, "skipped", message=f"flaky: {message}")
+        return 0
+    ET.SubElement(case, "failure", type="expected", message=message)
+    return 1

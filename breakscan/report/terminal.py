@@ -155,24 +155,41 @@ _GATE_STYLE = {"PASS": "green", "FAIL": "bold red"}
 
 
 def _runs_table(runs: list[ModelRun]) -> LiteralTable:
-    """``breakscan check``: one row per model with its gate verdict and counts."""
+    """``breakscan check``: one row per model with its gate verdict and counts (and its status
+    against the zoo's expected counts, when gated by them)."""
     table = LiteralTable(title="breakscan check", title_justify="left")
-    for column in ("model", "result", "graphs", "breaks", "recompiles"):
+    expected = any(run.expected is not None for run in runs)
+    for column in ("model", "result", "graphs", "breaks", "recompiles") + \
+            (("expected",) if expected else ()):
         table.add_column(column, overflow="fold")
     for run in runs:
+        extra = [_expected_cell(run)] if expected else []
         if run.result is None or run.error is not None:
-            table.add_row(run.target, Text(f"error (exit {run.exit_code})", style="bold red"),
-                          "", "", "")
+            status = Text(f"error (exit {run.exit_code})", style="bold red")
+            if run.flaky:
+                status.append(" (flaky)", style="dim")
+            table.add_row(run.target, status, "", "", "", *extra)
             continue
         s = run.result.summary
         status = gate_status(run.result.gate)
         status = Text(status, style=_GATE_STYLE.get(status, ""))
         if run.cached:
             status.append(" (cached)", style="dim")
+        if run.flaky:
+            status.append(" (flaky)", style="dim")
         varied = run.result.recompiles is not None  # "-": never called with other inputs
         table.add_row(run.target, status, str(s.graph_count), str(s.graph_break_count),
-                      str(s.recompile_count) if varied else "-")
+                      str(s.recompile_count) if varied else "-", *extra)
     return table
+
+
+def _expected_cell(run: ModelRun) -> Text:
+    check = run.expected
+    if check is None:
+        return Text("")
+    style = "green" if check.status == "PASS" else ("yellow" if not check.fails_gate
+                                                    else "bold red")
+    return Text(check.status, style=style)
 
 
 _VERDICT_STYLE = {"ok": "green", "bad": "bold yellow", "warn": "yellow"}

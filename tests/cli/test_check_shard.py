@@ -33,12 +33,15 @@ def _shard(folder, spec: str, *args: str, env: dict | None = None):
 
 def test_two_shards_cover_the_zoo_once_and_record_their_durations(tmp_path):
     folder = _zoo(tmp_path)
-    first, doc1 = _shard(folder, "1/2")
+    first, doc1 = _shard(folder, "1/2", "--results", "results-1.json")  # two jobs at a time
     # the second shard's index from a Kubernetes Indexed Job (0-based)
     second, doc2 = _shard(folder, "env/2", env={"JOB_COMPLETION_INDEX": "1"})
     assert (first.returncode, second.returncode) == (0, 0), first.stderr + second.stderr
     names = [sorted(m["target"] for m in doc["models"]) for doc in (doc1, doc2)]
     assert names == [ZOO[:2], ZOO[2:]]  # split by sorted name, contiguous (run in config order)
+    lines = (folder / "results-1.json").read_text().splitlines()  # one per finished target
+    assert sorted(json.loads(line)["fields"]["run"]["fields"]["target"] for line in lines) == \
+        ZOO[:2]
     durations = {**json.loads((folder / "durations-1.json").read_text()),
                  **json.loads((folder / "durations-e.json").read_text())}
     assert sorted(durations) == ZOO and all(v > 0 for v in durations.values())

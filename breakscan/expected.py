@@ -1,0 +1,202 @@
+"""A model zoo's expected counts, PyTorch-style: one committed file, every target's counts, and a
+gate that fails when they move either way.
+
+PyTorch's benchmark CI keeps per-model expected results and fails on improvements too, printing
+the command that updates them, so the file never goes stale. ``--expected FILE`` (``check``,
+``merge``) does the same for each target's graphs, root-cause breaks, graph calls per call,
+recompiles and kernels launched per call (each lower is better), and whether it scans and
+compiles at all:
+
+- ``PASS``: as expected; ``FAIL``: a count went up, one the file has was not measured, or it
+  no longer scans; ``IMPROVED``: something went down and nothing up (fails unless
+  ``--allow-improvements``); ``NEW``: not in the file; ``MISSING``: in the file, not in the run.
+
+``--update-expected`` rewrites the file from the run. The file is read as data. Imports no torch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import UsageError
+from .result import ModelRun
+from .verdicts import ExpectedCheck
+
+FORMAT = 1
+COUNTS = ("graphs", "root_breaks", "graph_calls_per_call", "recompiles", "kernels_per_call")
+
+
+def counts_of(run: ModelRun) -> dict[str, Any]:
+    """What the file records for a run: ``ok`` (it scanned and compiled) and each measured
+    count (a count the run did not measure, kernels without ``--kernels``, is left out)."""
+    result = run.result
+    ok = run.error is None and result is not None and result.compile_error is None
+    if result is None:
+        return {"ok": False}
+    s = result.summary
+    counts = {"graphs": s.graph_count, "root_breaks": s.graph_break_count,
+              "graph_calls_per_call": s.graph_calls_per_call,
+              "recompiles": s.recompile_count if result.recompiles is not None else None,
+              "kernels_per_call": s.kernels_per_call}
+    return {"ok": ok, **{k: int(v) if v == int(v) else v for k, v in counts.items()
+                         if v is not None}}
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if value == int(value) else f"{value:g}"
+
+
+def judge(run: ModelRun, expected: dict[str, Any] | None, *,
+          allow_improvements: bool) -> ExpectedCheck:
+    """One target's status against its entry (None: not in the file)."""
+    now = counts_of(run)
+    if expected is None:
+        return ExpectedCheck(status="NEW", changes=["not in the expected file"], counts=now)
+    worse, better = [], []
+    if expected.get("ok") is True and not now["ok"]:
+        worse.append(f"no longer scans and compiles ({run.error or 'torch.compile fails'})")
+    elif expected.get("ok") is False and now["ok"]:
+        better.append("scans and compiles now")
+    for name in COUNTS:
+        before, after = expected.get(name), now.get(name)
+        if before is None:
+            continue
+        if after is None:
+            if now["ok"]:
+                worse.append(f"{name} not measured this run (expected {_number(before)})")
+        elif after > before:
+            worse.append(f"{name} {_number(before)} -> {_number(after)}")
+        elif after < before:
+            better.append(f"{name} {_number(before)} -> {_number(after)}")
+    if worse:
+        return ExpectedCheck(status="FAIL", changes=worse + better, counts=now)
+    if better:
+        return ExpectedCheck(status="IMPROVED", changes=better, counts=now,
+                             fails_gate=not allow_improvements)
+    return ExpectedCheck(status="PASS", counts=now, fails_gate=False)
+
+
+@dataclass
+class ZooVerdict:
+    """The zoo against its expected file: the note when the file was made on another torch.
+    Each run is judged in place (``run.expected``); a target the file has and the run lacks is
+    added as a failed run (MISSING), so every report and the exit code agree."""
+
+    note: str | None = None
+
+    @staticmethod
+    def failed(runs: list[ModelRun]) -> bool:
+        return any(r.expected is not None and r.expected.fails_gate and not r.flaky
+                   for r in runs)
+
+
+def apply_expected(runs: list[ModelRun], document: dict[str, Any], *, allow_improvements: bool,
+                   complete: bool) -> ZooVerdict:
+    """Judge every run (a run failing its expected counts gets exit 1 at least); ``complete``:
+    the runs are the whole zoo (not one shard), so a target the file has and they lack is
+    MISSING."""
+    targets = document["targets"]
+    for run in runs:
+        run.expected = judge(run, targets.get(run.target),
+                             allow_improvements=allow_improvements)
+        if run.expected.fails_gate:
+            run.exit_code = max(run.exit_code, 1)
+    seen = {r.target for r in runs}
+    for target in sorted(t for t in targets if t not in seen) if complete else []:
+        runs.append(ModelRun(target=target, result=None, exit_code=1,
+                             error="MISSING: in the expected counts file, not in this run",
+                             expected=ExpectedCheck(status="MISSING",
+                                                    changes=["not in this run"])))
+    torches = {r.origin.torch for r in runs if r.origin} or {_installed_torch()}
+    made = document.get("torch_version")
+    note = (f"expected counts from torch {made}, this run {', '.join(sorted(torches))}"
+            if made and torches != {made} else None)
+    return ZooVerdict(note=note)
+
+
+def _installed_torch() -> str:
+    from .cache import torch_version
+
+    return torch_version()
+
+
+def read_expected(path: Path) -> dict[str, Any]:
+    """The expected file, checked as data: one line naming what is wrong otherwise."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"--expected {path} does not exist (write it with "
+                         "--update-expected)") from None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise UsageError(f"--expected {path} is not readable JSON ({exc})") from None
+    targets = document.get("targets") if isinstance(document, dict) else None
+    if not isinstance(document, dict) or document.get("breakscan_expected") != FORMAT or \
+            not isinstance(targets, dict):
+        raise UsageError(f"--expected {path} is not a breakscan expected-counts file "
+                         f"(breakscan_expected: {FORMAT} with targets)")
+    for target, entry in targets.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("ok"), bool) or any(
+                not isinstance(entry.get(k, 0), (int, float)) or isinstance(entry.get(k), bool)
+                for k in COUNTS) or set(entry) - {"ok", *COUNTS}:
+            raise UsageError(f"--expected {path}: the entry of {target!r} is not "
+                             f"{{ok, {', '.join(COUNTS)}}}")
+    return document
+
+
+def write_expected(path: Path, runs: list[ModelRun]) -> None:
+    """The file for these runs (sorted, one target per key: a readable diff in review)."""
+    from .files import write_atomic
+
+    document = {"breakscan_expected": FORMAT, "torch_version": _installed_torch(),
+                "lower_is_better": list(COUNTS),
+                "targets": {r.target: counts_of(r) for r in sorted(runs, key=lambda r: r.target)}}
+    write_atomic(path, json.dumps(document, indent=2) + "\n")
+
+
+def update_command(argv: list[str]) -> str:
+    """The command that rewrites the expected file: this one, with ``--update-expected``."""
+    kept = [a for a in argv if a not in ("--allow-improvements", "--update-expected")]
+    return shlex.join(["breakscan", *kept, "--update-expected"])
+
+
+def summary_lines(runs: list[ModelRun], verdict: ZooVerdict, path: os.PathLike[str] | str,
+                  argv: list[str]) -> list[str]:
+    """What the gate says: the count per status, each target that is not PASS, and, when it
+    fails, the command that updates the file."""
+    from collections import Counter
+
+    statuses = Counter(r.expected.status for r in runs if r.expected is not None)
+    order = ("PASS", "IMPROVED", "FAIL", "NEW", "MISSING")
+    lines = [f"expected counts ({path}): " + ", ".join(
+        f"{statuses[s]} {s}" for s in order if statuses[s])]
+    for run in runs:
+        check = run.expected
+        if check is not None and check.status != "PASS":
+            flaky = " (flaky: reported, not failing)" if run.flaky else ""
+            allowed = "" if check.fails_gate else " (allowed)"
+            lines.append(f"  {check.status} {run.target}: {'; '.join(check.changes)}"
+                         f"{allowed}{flaky}")
+    if verdict.note:
+        lines.append(f"  note: {verdict.note}")
+    if verdict.failed(runs):
+        lines.append(f"update the expected counts: {update_command(argv)}")
+    return lines
+
+
+def gate_zoo(runs: list[ModelRun], path: Path, *, update: bool, allow_improvements: bool,
+             complete: bool, argv: list[str]) -> tuple[list[str], bool]:
+    """``--expected``: the file rewritten first with ``update``, every run judged; the lines to
+    print and whether the zoo failed it."""
+    if update:
+        write_expected(path, runs)
+    verdict = apply_expected(runs, read_expected(path), allow_improvements=allow_improvements,
+                             complete=complete)
+    lines = summary_lines(runs, verdict, path, argv)
+    if update:
+        lines.insert(0, f"wrote {path} ({len(runs)} targets)")
+    return lines, verdict.failed(runs)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import Interrupted
+from ..errors import Interrupted, UsageError
 from ..startup import keep_torch_import_notices
 from .application import app
 from .exits import exit_interrupted, exit_on_error, quiet_after_broken_pipe, raise_on_signals
@@ -45,8 +45,10 @@ def main(argv: list[str] | None = None) -> None:
     keep_torch_import_notices()
     raise_on_signals()
     try:
-        with guarded_stdout():  # a write stdout refuses is an output error, exit 2
+        with guarded_stdout() as stdout:  # a write stdout refuses is an output error, exit 2
             code = app(args=args, prog_name="breakscan", standalone_mode=False)
+        if stdout.refused and not code:  # refused where the error was caught (click's help)
+            raise UsageError(stdout.refused)
     except (KeyboardInterrupt, Interrupted) as exc:  # outside a scan: nothing to report
         exit_interrupted(exc)
     except BrokenPipeError:  # `breakscan … | head -3`: the reader left; leave quietly

@@ -24,48 +24,50 @@ from .exits import discard_stdout, say
 from .flags import OutputFormat
 
 
-@contextlib.contextmanager
-def stdout_refused() -> Iterator[None]:
-    """Around a write to stdout: a full disk or a device that refuses it (``> /dev/full``) is a
-    one-line UsageError, as for ``-o``; a closed pipe leaves as it came."""
-    try:
-        yield
-    except BrokenPipeError:
-        raise
-    except OSError as exc:
-        discard_stdout()  # the rest of the report is not written either
-        raise UsageError(f"cannot write the report to stdout: {exc.strerror or exc}") from None
-
-
 class RefusedWrites:
-    """A text stream whose writes and flushes go through :func:`stdout_refused`; anything else
-    is the stream's own."""
+    """A text stream whose refused writes and flushes (a full disk, ``> /dev/full``) become a
+    one-line UsageError, as for ``-o``, and are remembered: the command ends with exit 2 even
+    where a library swallows the error (click's help does); a closed pipe leaves as it came.
+    Anything else is the stream's own."""
 
     def __init__(self, stream: Any):
         self._stream = stream
+        self.refused: str | None = None
 
     def write(self, text: str) -> int:
-        with stdout_refused():
+        with self._refused():
             return self._stream.write(text)
 
     def flush(self) -> None:
-        with stdout_refused():
+        with self._refused():
             self._stream.flush()
+
+    @contextlib.contextmanager
+    def _refused(self) -> Iterator[None]:
+        try:
+            yield
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            discard_stdout()  # the rest of the report is not written either
+            self.refused = f"cannot write the report to stdout: {exc.strerror or exc}"
+            raise UsageError(self.refused) from None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
 
 
 @contextlib.contextmanager
-def guarded_stdout() -> Iterator[None]:
+def guarded_stdout() -> Iterator[RefusedWrites]:
     """While a command runs, every write to stdout (a report, click's help, ``typer.echo``)
     goes through :class:`RefusedWrites`; flushed at the end, so a refused write is an error
-    line here, not a complaint at Python's exit."""
+    line here, not a complaint at Python's exit. The caller reads ``refused`` to end a command
+    that caught the error and went on (click's help) with exit 2."""
     real = sys.stdout
-    sys.stdout = RefusedWrites(real)
+    guard = sys.stdout = RefusedWrites(real)
     try:
-        yield
-        sys.stdout.flush()
+        yield guard
+        guard.flush()
     finally:
         sys.stdout = real
 

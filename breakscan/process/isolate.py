@@ -192,8 +192,9 @@ def _poll(child: subprocess.Popen) -> int | None:
     """``child.poll()`` with the interrupting signals held back until it returns: one raised
     between ``Popen``'s lock being taken and its ``try`` (CPython) leaves the lock held, and every
     later ``wait`` hangs forever (measured: 24 of 20,000 interrupts in a waiting loop)."""
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, _INTERRUPTS)
-    try:
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, [])  # only read: nothing to undo yet
+    try:  # entered before anything is blocked: a handler raising anywhere below restores it
+        signal.pthread_sigmask(signal.SIG_BLOCK, _INTERRUPTS)
         return child.poll()
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)

@@ -49,7 +49,7 @@ def _merge_500(folder: Path, results_line: str) -> None:
     for shard in range(4):
         with open(folder / f"big-{shard + 1}.json", "w") as handle:
             for name in names[shard::4]:
-                entry.run.target = name
+                entry.run.target = entry.run.result.target = name
                 handle.write(dumps(entry) + "\n")
                 runs.append(loads(dumps(entry.run)))
     (folder / "big.toml").write_text("[tool.breakscan]\n" + "".join(

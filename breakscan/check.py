@@ -17,6 +17,7 @@ starts. Keys are the CLI's option names without the dashes in front.
 from __future__ import annotations
 
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -187,7 +188,10 @@ def run_config(section: dict[str, Any], config_path: str | Path,
         stage = (lambda name, label=label: on_stage(f"{label} · {name}")) if on_stage else None
 
         def scan_one(cancel: Cancel, entry: CheckTarget = entry, stage: Any = stage) -> ModelRun:
-            return check_target(entry, on_stage=stage, cancel=cancel, cache=cache)
+            started = time.perf_counter()
+            run = check_target(entry, on_stage=stage, cancel=cancel, cache=cache)
+            run.seconds = round(time.perf_counter() - started, 3)
+            return run
 
         work.append((index, scan_one))
     record = _start_log(results, entries, runs) if results is not None else None

@@ -281,6 +281,7 @@ class ModelRun:
     origin: RunOrigin | None = None  # `check --results`: the shard and machine that ran it
     expected: ExpectedCheck | None = None  # against the zoo's expected counts (--expected)
     flaky: bool = False  # listed as flaky: its failure is reported, it does not fail the run
+    seconds: float | None = None  # `check`: the target's wall time, its process start included
 
     @property
     def partial(self) -> bool:
@@ -297,7 +298,7 @@ class ModelRun:
     def to_dict(self) -> dict[str, Any]:
         return {"target": self.target, "exit_code": self.exit_code, "error": self.error,
                 "stage": self.stage, "partial": self.partial, "cached": self.cached,
-                "flaky": self.flaky,
+                "flaky": self.flaky, "seconds": self.seconds,
                 "origin": dataclasses.asdict(self.origin) if self.origin else None,
                 "expected": dataclasses.asdict(self.expected) if self.expected else None,
                 "result": self.result.to_dict() if self.result else None}

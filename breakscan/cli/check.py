@@ -180,8 +180,8 @@ def _shard_of(section: dict, targets: list, shard: str,
 
 
 def record_durations(path: Path, runs: list) -> None:
-    """Each scanned target's seconds (its stages) added to the durations file; a cached
-    target keeps the time it had."""
+    """Each scanned target's wall seconds (its process start included: what a shard spends
+    on it) added to the durations file; a cached or resumed target keeps the time it had."""
     import json
 
     from ..files import write_atomic
@@ -189,6 +189,6 @@ def record_durations(path: Path, runs: list) -> None:
 
     known = read_durations(path)
     for run in runs:
-        if run.result is not None and not run.cached and run.result.stages:
-            known[run.target] = round(sum(run.result.stages.values()), 3)
+        if run.seconds is not None and not run.cached:
+            known[run.target] = run.seconds
     write_atomic(path, json.dumps(dict(sorted(known.items())), indent=2) + "\n")

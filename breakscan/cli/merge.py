@@ -15,7 +15,7 @@ import typer
 from ..errors import BreakscanError
 from . import flags
 from .application import app
-from .check import gate_zoo_runs
+from .check import gate_zoo_runs, record_durations
 from .exits import fail, say
 from .flags import OutputFormat
 from .output import check_output, emit, outputs, result_sources, write_html
@@ -33,6 +33,9 @@ def merge(
     expected: Optional[Path] = flags.expected(),
     update_expected: bool = flags.update_expected(),
     allow_improvements: bool = flags.allow_improvements(),
+    write_durations: Optional[Path] = typer.Option(
+        None, help="Add every shard's seconds per scanned target to this JSON file: the "
+        "--durations of the next sharded run."),
     quiet: bool = flags.quiet("Only the summary lines per model."),
     debug: bool = flags.debug(),
 ) -> None:
@@ -52,7 +55,7 @@ def merge(
             raise UsageError("--update-expected needs --expected FILE (or 'expected' in "
                              "[tool.breakscan])")
         written = outputs(output, html) + [("--expected", expected if update_expected
-                                            else None)]
+                                            else None), ("--write-durations", write_durations)]
         refuse_over_sources(written, [str(config), *map(str, files)])
         listed = [t.get("target") for t in section["targets"] if isinstance(t, dict)]
         runs, notes = merge_results(files, [t for t in listed if isinstance(t, str)])
@@ -63,6 +66,8 @@ def merge(
         emit(runs, output_format, output, quiet=quiet, verbose=False, single=False)
         if html is not None:
             write_html(runs, html)
+        if write_durations is not None:
+            record_durations(write_durations, runs)
     except BreakscanError as exc:
         fail(exc, debug)
     for line in [f"breakscan merge: {n}" for n in notes] + zoo_lines:

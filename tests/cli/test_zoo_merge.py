@@ -90,7 +90,7 @@ def test_three_shards_killed_resumed_and_merged_equal_one_check(zoo):
     assert [p.returncode for p in others] == [0, 0], [p.stderr for p in others]
 
     merged = run_cli("merge", "s1.json", "s2.json", "s3.json", "-f", "json", "-o", "all.json",
-                     cwd=folder)
+                     "--write-durations", "durations.json", cwd=folder)
     assert merged.returncode == single.returncode, merged.stderr
     one = json.loads((folder / "single.json").read_text())
     everything = json.loads((folder / "all.json").read_text())
@@ -101,6 +101,9 @@ def test_three_shards_killed_resumed_and_merged_equal_one_check(zoo):
     assert {t: o["shard"] for t, o in origins.items()} == {
         t: f"{k}/3" for k, names in SHARDS.items() for t in names}
     assert all(o["machine"] and o["torch"] and o["python"] for o in origins.values())
+    # every shard's seconds per target, as the next sharded run's --durations
+    durations = json.loads((folder / "durations.json").read_text())
+    assert sorted(durations) == ZOO and all(v > 1 for v in durations.values())
     # every other format from the merged shards, as from one machine
     junit = run_cli("merge", "s1.json", "s2.json", "s3.json", "-f", "junit", cwd=folder)
     assert junit.returncode == 0 and "<failure" not in junit.stdout, junit.stdout

@@ -26,8 +26,10 @@ from .guards import (argument_for, assignments_feeding, class_and_function, env_
                      returned_names, setters, truthy_attrs)
 
 # Attributes whose switch also changes what training does (not just how it is compiled).
-_TRAINING_SEMANTICS = re.compile(r"drop|mask_time|mask_feature|augment|noise|jitter|_prob\b",
-                                 re.IGNORECASE)
+# A switch that changes what training does (randomness, or which weights learn: wav2vec2's
+# `_requires_grad` freezes its feature encoder), not only how it is compiled.
+_TRAINING_SEMANTICS = re.compile(r"drop|mask_time|mask_feature|augment|noise|jitter|_prob\b|"
+                                 r"requires_grad|freez|frozen", re.IGNORECASE)
 _NEVER = {"training"}  # the scan's own mode: --train decides it
 MAX_SWITCHES = 4  # candidates verified per scan, the ones covering the most breaks first
 

@@ -74,6 +74,8 @@ def test_a_flipped_switch_prints_code_that_runs():
     switch = Switch("_requires_grad", "flip", False, classes=["Wav2Vec2FeatureEncoder"])
     code = switch.code()
     assert code.endswith("module._requires_grad = not module._requires_grad")
+    assert switch.training_semantics  # it freezes the feature encoder in training
+    assert not Switch("use_cache", "flip", True).training_semantics
     compile(code, "<switch>", "exec")
     assert Switch("use_cache", "flip", True).code().startswith(
         "model.config.use_cache = not model.config.use_cache")

@@ -104,11 +104,8 @@ def check(
         if write_baseline is not None:
             save_baseline(write_baseline, [r.result for r in runs
                                            if r.result is not None and r.error is None])
-        emit(runs, output_format, output, quiet=quiet, verbose=False, single=False)
-        if html is not None:
-            write_html(runs, html)
-        if write_durations is not None:
-            record_durations(write_durations, runs)
+        write_reports(runs, output_format, output, html=html, durations=write_durations,
+                      quiet=quiet)
     except BreakscanError as exc:
         fail(exc, debug)
     finally:
@@ -177,6 +174,16 @@ def _shard_of(section: dict, targets: list, shard: str,
                      read_durations(durations) if durations is not None else None))
     kept = [t for t in section["targets"] if isinstance(t, dict) and t.get("target") in mine]
     return dict(section, targets=kept), [t.get("target") for t in kept]
+
+
+def write_reports(runs: list, output_format: OutputFormat, output: Optional[Path], *,
+                  html: Optional[Path], durations: Optional[Path], quiet: bool) -> None:
+    """A zoo's reports (``check``, ``merge``): the format asked, the HTML page, the durations."""
+    emit(runs, output_format, output, quiet=quiet, verbose=False, single=False)
+    if html is not None:
+        write_html(runs, html)
+    if durations is not None:
+        record_durations(durations, runs)
 
 
 def record_durations(path: Path, runs: list) -> None:

@@ -15,10 +15,10 @@ import typer
 from ..errors import BreakscanError
 from . import flags
 from .application import app
-from .check import gate_zoo_runs, record_durations
+from .check import gate_zoo_runs, write_reports
 from .exits import fail, say
 from .flags import OutputFormat
-from .output import check_output, emit, outputs, result_sources, write_html
+from .output import check_output, outputs, result_sources
 
 
 @app.command()
@@ -63,11 +63,8 @@ def merge(
         zoo_lines, zoo_failed = gate_zoo_runs(runs, zoo.flaky, expected, update=update_expected,
                                               allow_improvements=allow_improvements,
                                               complete=True)
-        emit(runs, output_format, output, quiet=quiet, verbose=False, single=False)
-        if html is not None:
-            write_html(runs, html)
-        if write_durations is not None:
-            record_durations(write_durations, runs)
+        write_reports(runs, output_format, output, html=html, durations=write_durations,
+                      quiet=quiet)
     except BreakscanError as exc:
         fail(exc, debug)
     for line in [f"breakscan merge: {n}" for n in notes] + zoo_lines:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .cache import torch_version
 from .errors import UsageError
 from .result import ModelRun
 from .verdicts import ExpectedCheck
@@ -112,17 +113,11 @@ def apply_expected(runs: list[ModelRun], document: dict[str, Any], *, allow_impr
                              error="MISSING: in the expected counts file, not in this run",
                              expected=ExpectedCheck(status="MISSING",
                                                     changes=["not in this run"])))
-    torches = {r.origin.torch for r in runs if r.origin} or {_installed_torch()}
+    torches = {r.origin.torch for r in runs if r.origin} or {torch_version()}
     made = document.get("torch_version")
     note = (f"expected counts from torch {made}, this run {', '.join(sorted(torches))}"
             if made and torches != {made} else None)
     return ZooVerdict(note=note)
-
-
-def _installed_torch() -> str:
-    from .cache import torch_version
-
-    return torch_version()
 
 
 def read_expected(path: Path) -> dict[str, Any]:
@@ -152,7 +147,7 @@ def write_expected(path: Path, runs: list[ModelRun]) -> None:
     """The file for these runs (sorted, one target per key: a readable diff in review)."""
     from .files import write_atomic
 
-    document = {"breakscan_expected": FORMAT, "torch_version": _installed_torch(),
+    document = {"breakscan_expected": FORMAT, "torch_version": torch_version(),
                 "lower_is_better": list(COUNTS),
                 "targets": {r.target: counts_of(r) for r in sorted(runs, key=lambda r: r.target)}}
     write_atomic(path, json.dumps(document, indent=2) + "\n")
@@ -189,9 +184,9 @@ def summary_lines(runs: list[ModelRun], verdict: ZooVerdict, path: os.PathLike[s
 
 
 def gate_zoo(runs: list[ModelRun], path: Path, *, update: bool, allow_improvements: bool,
-             complete: bool, argv: list[str]) -> tuple[list[str], bool]:
-    """``--expected``: the file rewritten first with ``update``, every run judged; the lines to
-    print and whether the zoo failed it."""
+             complete: bool, argv: list[str]) -> list[str]:
+    """``--expected``: the file rewritten first with ``update``, every run judged (a failing
+    one's exit code raised, MISSING ones added); the lines to print."""
     if update:
         write_expected(path, runs)
     verdict = apply_expected(runs, read_expected(path), allow_improvements=allow_improvements,
@@ -199,4 +194,4 @@ def gate_zoo(runs: list[ModelRun], path: Path, *, update: bool, allow_improvemen
     lines = summary_lines(runs, verdict, path, argv)
     if update:
         lines.insert(0, f"wrote {path} ({len(runs)} targets)")
-    return lines, verdict.failed(runs)
+    return lines

@@ -13,6 +13,7 @@ import importlib.util
 import inspect
 import re
 import sys
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -104,10 +105,45 @@ def _forget_other_tree(tree: SourceTree) -> None:
             del sys.modules[name]
 
 
+@contextlib.contextmanager
+def custom_ops_follow_redefinition() -> Iterator[None]:
+    """Keep an earlier copy's custom operators callable when a module is imported again.
+
+    A second copy of a target (a fix's copy, ``compare``'s other side) runs
+    ``torch.library.custom_op`` again; torch then destroys the earlier definition of the same
+    name, and calling it through the earlier copy's op object reads freed memory (a crash or
+    ``ValueError: basic_string::_M_create`` on torch 2.13). Each earlier op object is pointed
+    at the live definition (one definition per name per process is all torch keeps)."""
+    try:
+        from torch._library.custom_ops import OPDEFS
+    except ImportError:  # another torch: nothing to keep
+        yield
+        return
+    for qualname, opdef in OPDEFS.items():
+        _EARLIER_OPDEFS.setdefault(qualname, weakref.WeakSet()).add(opdef)
+    try:
+        yield
+    finally:
+        for qualname, live in OPDEFS.items():
+            earlier = _EARLIER_OPDEFS.setdefault(qualname, weakref.WeakSet())
+            for old in earlier:
+                if old is not live and hasattr(live, "_opoverload"):
+                    old._opoverload = live._opoverload
+            earlier.add(live)
+
+
+_EARLIER_OPDEFS: dict[str, "weakref.WeakSet[Any]"] = {}  # every copy's op objects, by name
+
+
 def import_source(source: str, is_file: bool, what: str = "target",
                   tree: SourceTree | None = None) -> Any:
     """Import a .py file (under a private module name, or by its dotted name inside its
     package: ``tree``) or a module by dotted name."""
+    with custom_ops_follow_redefinition():
+        return _import_source(source, is_file, what, tree)
+
+
+def _import_source(source: str, is_file: bool, what: str, tree: SourceTree | None) -> Any:
     if not is_file or (tree is not None and tree.module):
         name = tree.module if is_file and tree is not None else source
         if is_file and tree is not None:

@@ -113,3 +113,28 @@ def test_cuda_without_cuda_is_a_usage_error():
         pytest.skip("this machine has CUDA")
     with pytest.raises(UsageError, match="--device cuda"):
         scan(target("Plain"), input_shapes=["2,16"], device="cuda")
+
+
+def test_a_second_copy_leaves_the_first_copys_custom_ops_callable():
+    """Loading a target's file again (a fix's copy, compare's other side) runs its
+    ``torch.library.custom_op`` again, and torch destroys the earlier definition: calling it
+    through the first copy read freed memory (``ValueError: basic_string::_M_create``, or a
+    segfault that took a pytest worker down). The first copy's op now calls the live one."""
+    import gc
+    import sys
+
+    from torch._library.custom_ops import OPDEFS
+
+    from conftest import SAMPLES
+
+    file = SAMPLES / "family_custom_op.py"
+    first = load_target(f"{file}:FakeShapeOnly", input_shapes=["8,16"])
+    x = torch.randn(8, 16)
+    expected = first.model(x)
+    for _ in range(10):
+        load_target(f"{file}:FakeReadsData", input_shapes=["8,16"])
+        gc.collect()
+        torch.testing.assert_close(first.model(x), expected, rtol=0, atol=0)
+    op = sys.modules[type(first.model).__module__].soft_root_shape_only
+    live = OPDEFS["breakscan_samples::soft_root_shape_only"]
+    assert op is not live and op._opoverload is live._opoverload

@@ -26,7 +26,7 @@ from ..result import FixedScan, ScanResult
 from ..verdicts import Fix, FixMetrics
 from .gain import change, worth_timing
 from .judge import judge, metrics
-from .plan import plan_fixes
+from .plan import FixPlan, plan_fixes
 from .settings import resolved_config
 
 
@@ -40,26 +40,31 @@ class FixesInterrupted(Exception):
 
 def verify_fixes(target: str, options: ScanOptions, result: ScanResult, limits: Limits, *,
                  on_fix: Callable[[Fix], None] | None = None,
-                 on_stage: Callable[[str], None] | None = None) -> list[Fix]:
-    """Plan and verify every fix, each in its own child process (the scan's options and
-    limits), and ``on_fix(fix)`` as each is judged.
+                 on_stage: Callable[[str], None] | None = None,
+                 plans: list[FixPlan] | None = None, isolate: bool = True) -> list[Fix]:
+    """Plan and verify every fix (or only ``plans``), each in its own child process (the
+    scan's options and limits), and ``on_fix(fix)`` as each is judged.
 
     ``on_stage("fix 2/4: torch_where · explain")`` follows the verifications live.
+    ``isolate=False`` runs each fix's job in this process instead (``child.run_here``: the
+    same job and judgement, no limits, seconds faster each where torch is already imported).
     """
+    from ..process.child import run_here
     from ..process.isolate import run_isolated
 
     fixes = []
-    plans = plan_fixes(target, result)
+    plans = plan_fixes(target, result) if plans is None else plans
     for number, plan in enumerate(plans, 1):
         fix = plan.fix
         if fix.reason is None:
             label = f"fix {number}/{len(plans)}: {fix.fix_id}"
             stage = (lambda name, label=label: on_stage(f"{label} · {name}")) if on_stage \
                 else None
-            run = run_isolated(FIX_JOB, {"target": target, "options": options.to_dict(),
-                                         "fix": plan.request()},
-                               target=target, limits=limits, on_stage=stage,
-                               returns=FixedScan)
+            request = {"target": target, "options": options.to_dict(),
+                       "fix": plan.request()}
+            run = run_isolated(FIX_JOB, request, target=target, limits=limits,
+                               on_stage=stage, returns=FixedScan) if isolate else \
+                run_here(FIX_JOB, request, target=target, on_stage=stage)
             if run.interrupted:
                 fix.reason = f"verification {run.error}"
                 fixes.append(fix)

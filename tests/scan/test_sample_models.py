@@ -6,20 +6,20 @@ import json
 
 import pytest
 
-from breakscan import scan
+from breakscan import Limits, ScanOptions, TimingOptions, scan
 from breakscan.fixes.plan import plan_fixes
+from breakscan.fixes.verify import verify_fixes
 
 from conftest import GAINED, QUICK, locate, run_cli, sample_expectations, split_fix
 
 EXPECTATIONS = sample_expectations()
-# `fix: <fix_id> <status>`: what `--fix` makes of the root break (slow: each fix is applied
-# and verified in fresh processes, ~10 s a sample)
-# One sample per (fix, status) the docstrings state, a family's own sample first: --fix on the
-# others would verify the same fix the same way again (each costs ~10 s of .ci/run's budget);
-# the default suite checks every sample's planned fix. `fix: none`: nothing planned to try.
-FIXABLE = list({split_fix(e.facts["fix"]): e for e in sorted(
-    (e for e in EXPECTATIONS if e.facts.get("fix", "none") != "none"),
-    key=lambda e: not e.file.name.startswith("family_"), reverse=True)}.values())
+# `fix: <fix_id> <status>`: what `--fix` makes of the root break. Every sample's status is
+# checked here with each fix's job run in this process (`verify_fixes(isolate=False)`, ~3 s a
+# sample); through the CLI, each fix in fresh processes (~10 s a sample), one sample per status
+# in the slow suite. `fix: none`: nothing planned to try.
+FIXABLE = [e for e in EXPECTATIONS if e.facts.get("fix", "none") != "none"]
+ONE_PER_STATUS = list({split_fix(e.facts["fix"])[1]: e for e in sorted(
+    FIXABLE, key=lambda e: not e.file.name.startswith("family_"), reverse=True)}.values())
 
 
 @pytest.mark.parametrize("expect", EXPECTATIONS, ids=str)
@@ -100,16 +100,38 @@ def _assert_root_break(result, facts, expect):
     assert brk.call_chain[0].function == "forward"
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("expect", FIXABLE, ids=str)
 def test_fix_status_matches_docstring(expect):
-    """`fix: <fix_id> <status>`: what --fix makes of the fix at the root."""
+    """`fix: <fix_id> <status>`: what --fix makes of the fix at the root, judged as --fix
+    judges it (the same options, planning, job and judgement; the job in this process)."""
+    fix_id, status = split_fix(expect.facts["fix"])
+    options = ScanOptions(input_shapes=("8,16",),  # what `--fix` QUICK scans with
+                          timing=TimingOptions(backend="eager", max_run_time=0.1))
+    result = scan(expect.target, options)
+    line = result.breaks[0].line
+    (plan,) = [p for p in plan_fixes(expect.target, result)
+               if p.fix.line == line and p.fix.fix_id == fix_id]
+    (fix,) = verify_fixes(expect.target, options, result, Limits(), plans=[plan],
+                          isolate=False)
+    _assert_status(fix, status)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("expect", ONE_PER_STATUS, ids=str)
+def test_fix_status_through_the_cli(expect):
+    """The same through `breakscan --fix`: each fix verified in its own child process."""
     fix_id, status = split_fix(expect.facts["fix"])
     proc = run_cli(expect.target, "-s", "8,16", "--fix", *QUICK, "-f", "json")
-    assert proc.returncode == 0, proc.stderr
-    _, line = locate(expect.facts["break_at"], expect.file)
+    assert proc.returncode in (0, 1), proc.stderr
+    line = locate(expect.facts["break_at"], expect.file)[1]
     at_root = [f for f in json.loads(proc.stdout)["fixes"] if f["line"] == line]
     (fix,) = [f for f in at_root if f["fix_id"] == fix_id]
+    _assert_status(fix, status)
+
+
+def _assert_status(fix, status):
+    fix = fix if isinstance(fix, dict) else {"status": fix.status, "reason": fix.reason,
+                                             "outputs_match": fix.outputs_match}
     # "verified" may read "slower": the gain is proven, the same-process timing says slower
     assert fix["status"] in (GAINED if status == "verified" else (status,)), fix["reason"]
     if fix["status"] in GAINED:

@@ -112,6 +112,22 @@ def locate(break_at: str, default_file: Path) -> tuple[Path, int]:
 QUICK = ("--backend", "eager", "--max-run-time", "0.1")
 
 
+def fixes_in_process(target: str, shape: str | None = "8,16", **fields: object) -> list[dict]:
+    """``--fix`` QUICK's JSON ``fixes`` (``fields``: more ScanOptions, e.g. ``train=True``),
+    with each fix's job run in this process (``verify_fixes(isolate=False)``: the same
+    planning, job and judgement, without a ~3 s torch import per fix)."""
+    import json
+
+    from breakscan import Limits, ScanOptions, TimingOptions, scan
+    from breakscan.fixes.verify import verify_fixes
+
+    options = ScanOptions(input_shapes=(shape,) if shape else (),
+                          timing=TimingOptions(backend="eager", max_run_time=0.1), **fields)
+    result = scan(target, options)
+    result.fixes = verify_fixes(target, options, result, Limits(), isolate=False)
+    return json.loads(json.dumps(result.to_dict()))["fixes"]
+
+
 def run_cli(*args: str, cwd: Path | str = ROOT, env: dict | None = None,
             timeout: int = 300, input: str | None = None) -> subprocess.CompletedProcess:
     """The real CLI in a subprocess, as a user or CI script runs it."""

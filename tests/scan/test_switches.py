@@ -10,7 +10,7 @@ from breakscan.fixes.switches import search
 from breakscan.pipeline.scan import scan
 from breakscan.verdicts import CANDIDATE
 
-from conftest import FIXTURES, locate
+from conftest import FIXTURES, GAINED, fixes_in_process, locate
 
 CASES = FIXTURES / "models" / "switch_cases.py"
 
@@ -79,3 +79,36 @@ def test_a_flipped_switch_prints_code_that_runs():
     compile(code, "<switch>", "exec")
     assert Switch("use_cache", "flip", True).code().startswith(
         "model.config.use_cache = not model.config.use_cache")
+
+
+@pytest.mark.parametrize("name, fields, fix_id, graphs", [
+    ("LayerDropThroughVariable", {"train": True}, "switch:layerdrop=0.0", (0, 1)),
+    ("SchedulerLoop", {}, "switch:set_begin_index(0)", (5, 1)),
+    ("CheckedByEnvironment", {}, "switch:env:BREAKSCAN_EXAMPLE_DISABLE_CHECK=1", (2, 1)),
+    ("PackedVisionEncoder", {"inputs": f"{CASES}:packed_inputs"},
+     "switch:input:position_ids", (2, 1)),
+])
+def test_a_switch_on_the_path_is_verified(name, fields, fix_id, graphs):
+    """Through a variable (a model that ran eagerly now compiles: a gain), a setter method
+    called on the built model's scheduler, an environment variable set around the fixed model
+    only (the original keeps its break: before 2 graphs, in the same process), an input passed
+    precomputed (the value the eager run's helper returned). As --fix verifies them, each
+    fix's job in this process."""
+    shape = None if "inputs" in fields else "4,16"
+    (fix,) = [f for f in fixes_in_process(f"{CASES}:{name}", shape, **fields)
+              if f["fix_id"] == fix_id]
+    assert fix["status"] in GAINED and fix["outputs_match"], fix["reason"]
+    assert (fix["before"]["graph_count"], fix["after"]["graph_count"]) == graphs
+    assert fix["before"]["breaks"] >= 1 and fix["after"]["breaks"] < fix["before"]["breaks"]
+
+
+def test_a_switch_carried_in_by_an_argument_is_tried_and_says_it_changes_training():
+    """`if drop:` in the layer, `drop=self.training and self.config.layerdrop > 0.0` passed by
+    the caller: the caller's config.layerdrop = 0.0 takes 3 graphs to 1; with seed 0 the layer
+    was dropped, so the outputs differ, and the reason says why that is expected."""
+    (fix,) = [f for f in fixes_in_process(f"{CASES}:LayerDropPassedIn", "4,16", train=True)
+              if f["fix_id"] == "switch:layerdrop=0.0"]
+    assert "(changes training semantics)" in fix["title"]
+    assert fix["status"] == "changes outputs" and fix["reason"].startswith(
+        "changes training semantics, so the outputs differ (expected when this switch is off)")
+    assert (fix["before"]["graph_count"], fix["after"]["graph_count"]) == (3, 1)

@@ -237,7 +237,8 @@ def test_gpt2_generate_library_switch_compile_forward_is_verified():
     """A break in transformers' generation loop: compiling forward instead of all of generate
     (a library switch, no file edited) is proposed and proven."""
     proc = run_cli(f"{HF}:gpt2", "--method", "generate", "--inputs",
-                   f"{HF}:gpt2_generate_inputs", "--fix", "--backend", "eager", "-f", "json",
+                   f"{HF}:gpt2_generate_inputs", "--fix", "--backend", "eager", "--max-run-time",
+                   "0.5", "-f", "json",
                    timeout=900)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)

@@ -4,7 +4,7 @@ and draw with torch, while_loop) against fixture pairs, TorchFix style.
 tests/fixtures/rewrite/families/<case>.in.py marks the line with ``# rewrite: <fix id>``; the
 rewrite must equal <case>.out.py byte for byte; <case>.refuse.py carries ``# refuse: <part of
 the reason>``. Also: which refusals are quiet (``matched``) and how --fix plans them
-(tests/cli/test_fixes_34.py runs them end to end under real torch).
+(tests/scan/test_fixes_34.py runs them end to end under real torch).
 """
 
 from __future__ import annotations

@@ -1,23 +1,21 @@
-"""--fix with issue 34's source fixes, end to end under real Dynamo (eager backend): each
-rewrite of tests/fixtures/models/fix_cases_34.py applied in a fresh process, rescanned, its
-outputs compared and its graphs counted before and after (timings are reported, not asserted).
+"""--fix with issue 34's source fixes under real Dynamo (eager backend): each rewrite of
+tests/fixtures/models/fix_cases_34.py applied, rescanned, its outputs compared and its graphs
+counted before and after (timings are reported, not asserted), as ``--fix`` plans and judges
+it, each fix's job run in this process (``verify_fixes(isolate=False)``; the CLI path with its
+child processes: tests/cli/test_fixes_cli.py).
 """
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from conftest import FIXTURES, GAINED, QUICK, TORCH_RELEASE, locate, run_cli
+from conftest import FIXTURES, GAINED, TORCH_RELEASE, fixes_in_process, locate
 
 MODELS = FIXTURES / "models" / "fix_cases_34.py"
 
 
 def _source_fixes(name: str) -> list[dict]:
-    proc = run_cli(f"{MODELS}:{name}", "-s", "8,16", "--fix", *QUICK, "-f", "json")
-    assert proc.returncode == 0, proc.stderr
-    return [f for f in json.loads(proc.stdout)["fixes"] if f["kind"] == "source"]
+    return [f for f in fixes_in_process(f"{MODELS}:{name}") if f["kind"] == "source"]
 
 
 def _graphs(fix: dict) -> tuple[int, int | None]:
@@ -103,10 +101,7 @@ def test_an_untraceable_helper_becomes_one_opaque_op_and_is_verified():
     """escape_cases.SortRows: a helper doing NumPy work on `.numpy()` (GB0294) becomes a
     `torch.library.custom_op` with a generated fake (Inductor, inference): 4 graphs -> 1."""
     model = f"{FIXTURES}/models/escape_cases.py:SortRows"
-    proc = run_cli(model, "-s", "4,8", "--fix", *QUICK, "-f", "json")
-    assert proc.returncode == 0, proc.stderr
-    doc = json.loads(proc.stdout)
-    (fix,) = [f for f in doc["fixes"] if f["fix_id"] == "escape_hatch"]
+    (fix,) = [f for f in fixes_in_process(model, "4,8") if f["fix_id"] == "escape_hatch"]
     assert fix["status"] in GAINED, fix["reason"]
     assert (fix["before"]["graph_count"], fix["after"]["graph_count"]) == (4, 1)
     assert "torch.library.custom_op" in fix["diff"] and "register_fake" in fix["diff"]

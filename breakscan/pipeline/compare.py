@@ -59,7 +59,7 @@ def outputs_of_both(request: dict[str, Any], on_stage: Callable[[str, Any], None
                     ) -> tuple[bool, Correctness | None, str | None, ABTiming | None]:
     """The isolated child's job: (B got A's weights, B's outputs vs A's, why not compared, both
     compiled and timed here, interleaved)."""
-    from .load import load_target
+    from .load import REDEFINED_DIFFERENTLY, load_target
     from .interleaved import Variant, time_interleaved
     from .outputs import compare_outputs, eager_outputs
 
@@ -67,7 +67,9 @@ def outputs_of_both(request: dict[str, Any], on_stage: Callable[[str, Any], None
     load = options.load_options
     on_stage("load", None)
     first = load_target(request["a"], **load)
+    mark = len(REDEFINED_DIFFERENTLY)
     second = load_target(request["b"], **load)
+    one_op = sorted(set(REDEFINED_DIFFERENTLY[mark:]))  # B's definitions replaced A's
     second.args, second.kwargs = first.args, first.kwargs
     shared = True
     try:
@@ -81,6 +83,11 @@ def outputs_of_both(request: dict[str, Any], on_stage: Callable[[str, Any], None
         actual = eager_outputs(second)
     correctness = compare_outputs(expected, actual)
     note = None if shared else "parameters differ (names or shapes): B kept its own weights"
+    if one_op:  # torch keeps one definition per operator name in a process
+        note = "; ".join(filter(None, [note, (
+            f"A and B define custom op {', '.join(one_op)} with different code; one process "
+            "holds one definition per name, so A ran B's: the outputs compare the rest of "
+            "the models")]))
     ab = None
     if options.timing is not None:
         t = options.timing

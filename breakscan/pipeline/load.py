@@ -119,7 +119,8 @@ def custom_ops_follow_redefinition() -> Iterator[None]:
     except ImportError:  # another torch: nothing to keep
         yield
         return
-    for qualname, opdef in OPDEFS.items():
+    replaced = dict(OPDEFS.items())  # the live definitions this import may replace
+    for qualname, opdef in replaced.items():
         _EARLIER_OPDEFS.setdefault(qualname, weakref.WeakSet()).add(opdef)
     try:
         yield
@@ -130,9 +131,22 @@ def custom_ops_follow_redefinition() -> Iterator[None]:
                 if old is not live and hasattr(live, "_opoverload"):
                     old._opoverload = live._opoverload
             earlier.add(live)
+            if replaced.get(qualname, live) is not live and \
+                    _code(replaced[qualname]) != _code(live):
+                REDEFINED_DIFFERENTLY.append(qualname)
 
 
 _EARLIER_OPDEFS: dict[str, "weakref.WeakSet[Any]"] = {}  # every copy's op objects, by name
+REDEFINED_DIFFERENTLY: list[str] = []
+"""Custom ops each import defined again with other code, in order: earlier copies now run the
+new code (``compare`` reads what loading B added)."""
+
+
+def _code(opdef: Any) -> tuple:
+    """What an op runs: its kernel's and fake's code (a function's identity differs per copy)."""
+    functions = (getattr(opdef, "_init_fn", None), getattr(opdef, "_abstract_fn", None))
+    return tuple((f.__code__.co_code, f.__code__.co_consts) if hasattr(f, "__code__") else None
+                 for f in functions)
 
 
 def import_source(source: str, is_file: bool, what: str = "target",

@@ -45,3 +45,53 @@ def test_the_fixed_twin_wins(good, bad):
                                               VARY.get(bad)), good)
 
 
+
+
+_OP_MODEL = '''import torch
+from torch import nn
+
+
+@torch.library.custom_op("breakscan_tests::scale", mutates_args=())
+def scale(x: torch.Tensor) -> torch.Tensor:
+    return x * {factor}
+
+
+@scale.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+
+    def forward(self, x):
+        return scale(self.fc(x))
+'''
+
+
+def test_two_versions_of_one_custom_op_are_said_to_run_as_one(tmp_path):
+    """A file and its edited copy that both define `breakscan_tests::scale`, differently: one
+    process holds one definition per name, so A runs B's op (before: A's op object called
+    freed memory). The comparison says so instead of presenting matching outputs as A's."""
+    for name, factor in (("v1.py", 2.0), ("v2.py", 3.0)):
+        (tmp_path / name).write_text(_OP_MODEL.format(factor=factor))
+    options = ScanOptions(input_shapes=["8,16"])
+    shared, outputs, note, _ = outputs_of_both(
+        {"a": f"{tmp_path}/v1.py:Net", "b": f"{tmp_path}/v2.py:Net",
+         "options": options.to_dict()}, lambda *_: None)
+    assert shared and outputs.match  # both ran v2's op: equal outputs, and the note says why
+    assert note == ("A and B define custom op breakscan_tests::scale with different code; one "
+                    "process holds one definition per name, so A ran B's: the outputs compare "
+                    "the rest of the models")
+    same = tmp_path / "v2_copy.py"
+    same.write_text(_OP_MODEL.format(factor=3.0))
+    _, outputs, note, _ = outputs_of_both(  # v1 loaded again replaces the live v2 first
+        {"a": f"{tmp_path}/v1.py:Net", "b": f"{tmp_path}/v1.py:Net",
+         "options": options.to_dict()}, lambda *_: None)
+    assert outputs.match and note is None  # the same op's code again: nothing to say
+    _, outputs, note, _ = outputs_of_both(
+        {"a": f"{tmp_path}/v2.py:Net", "b": f"{same}:Net", "options": options.to_dict()},
+        lambda *_: None)
+    assert outputs.match and note is None

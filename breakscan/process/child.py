@@ -13,6 +13,7 @@ the model left running in a session of its own is ended with it (:mod:`.leftover
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import signal
@@ -21,7 +22,7 @@ import threading
 import time
 import traceback
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ..errors import EXIT_INTERNAL, EXIT_MODEL_FAILED
 from ..result import ScanResult
@@ -157,29 +158,51 @@ def run_here(job: str, request: dict[str, Any], *, target: str,
              on_stage: Callable[[str], None] | None = None) -> Any:
     """``job`` run in this process, ended as a child ends it (``_ending``): the run's result, or
     its one-line error and exit code. For the Python API and tests, where torch is already
-    imported (a child spends ~3 s importing it); unlike a child, what the job leaves in the
-    process (imports, Dynamo's caches) stays, and no time or memory limit applies."""
+    imported (a child spends ~3 s importing it); unlike a child, no time or memory limit
+    applies and what the job leaves in the process (Dynamo's caches) stays, except the
+    caller's imports (:func:`_modules_put_back`)."""
     import importlib
 
     from ..result import ModelRun
 
-    stage = "start-up"
+    with _modules_put_back():
+        stage = "start-up"
 
-    def entered(name: str, result: Any = None) -> None:
-        nonlocal stage
-        stage = name
-        if on_stage is not None:
-            on_stage(name)
+        def entered(name: str, result: Any = None) -> None:
+            nonlocal stage
+            stage = name
+            if on_stage is not None:
+                on_stage(name)
 
-    module, _, function = job.partition(":")
+        module, _, function = job.partition(":")
+        try:
+            result = getattr(importlib.import_module(module), function)(
+                request, entered, lambda text: None)
+        except Exception as exc:  # noqa: BLE001 - as a child reports it; Ctrl-C stays Ctrl-C
+            message, code = _ending(exc, stage)
+            return ModelRun(target=target, result=None, exit_code=code, stage=stage,
+                            error=message, detail=traceback.format_exc())
+        return ModelRun(target=target, result=result)
+
+
+@contextlib.contextmanager
+def _modules_put_back() -> Iterator[None]:
+    """Give the caller its ``sys.modules`` back after a job run in its process: a fix's job
+    drops the target's modules to import its rewritten copy (whose files it then removes), and
+    ``import model`` must not find that copy afterwards. Modules the job dropped or replaced
+    are restored; those it imported from files that are gone are dropped; the rest it
+    imported (torch's lazily loaded modules) stay, as they must."""
+    before = dict(sys.modules)
     try:
-        result = getattr(importlib.import_module(module), function)(
-            request, entered, lambda text: None)
-    except Exception as exc:  # noqa: BLE001 - as a child reports it; Ctrl-C stays Ctrl-C
-        message, code = _ending(exc, stage)
-        return ModelRun(target=target, result=None, exit_code=code, stage=stage,
-                        error=message, detail=traceback.format_exc())
-    return ModelRun(target=target, result=result)
+        yield
+    finally:
+        for name, module in list(sys.modules.items()):
+            file = getattr(module, "__file__", None)
+            if name not in before and file and not os.path.exists(file):
+                del sys.modules[name]
+        for name, module in before.items():
+            if sys.modules.get(name) is not module:
+                sys.modules[name] = module
 
 
 def _child_main(work: Path) -> int:

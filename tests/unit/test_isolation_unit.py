@@ -48,3 +48,45 @@ def test_run_here_ends_a_job_as_a_child_would():
     # raised outside breakscan's code: the model's failure, exit 3, naming the stage
     assert failed.exit_code == 3 and failed.stage == "eager run"
     assert failed.error.startswith("during eager run, the model failed: ZeroDivisionError")
+
+
+def job_that_swaps_a_module(request, on_stage, on_progress):
+    """As a fix's job does: drop the user's module, import a rewritten copy from a temporary
+    folder, remove the folder."""
+    import importlib
+    import shutil
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    del sys.modules[request["name"]]
+    folder = Path(tempfile.mkdtemp())
+    (folder / f"{request['name']}.py").write_text("REWRITTEN = True\n")
+    sys.path.insert(0, str(folder))
+    try:
+        importlib.import_module(request["name"])
+    finally:
+        sys.path.remove(str(folder))
+        shutil.rmtree(folder)
+    return "swapped"
+
+
+def test_run_here_gives_the_caller_its_modules_back(tmp_path, monkeypatch):
+    """After a job in this process, `import model` finds the user's module, not the fix's
+    rewritten copy (whose files are gone): the default suite's `from per_layer_branch import
+    PerLayerBranch` got the torch.where rewrite, without its break, once."""
+    import importlib
+    import sys
+
+    from breakscan.process.child import run_here
+
+    (tmp_path / "users_model.py").write_text("REWRITTEN = False\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    original = importlib.import_module("users_model")
+    try:
+        run = run_here(f"{__name__}:job_that_swaps_a_module", {"name": "users_model"},
+                       target="t")
+        assert run.result == "swapped"
+        assert sys.modules["users_model"] is original and not original.REWRITTEN
+    finally:
+        sys.modules.pop("users_model", None)

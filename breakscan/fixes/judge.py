@@ -110,8 +110,13 @@ def _reason(status: str, found: Change, before: FixMetrics, after: FixMetrics,
     if status == "changes outputs":
         return f"{outputs_reason} ({numbers})"
     if status == "verified":
-        return None if not found.mixed else \
-            f"a trade ({change_text(found)}), measurably faster{timed}"
+        said = [f"a trade ({change_text(found)}), measurably faster{timed}"] if found.mixed \
+            else []
+        if fix is not None and "(changes training semantics)" in fix.title:
+            said.append("proven on the outputs only: the switch changes training semantics "
+                        "(which layers run or which weights learn), which comparing outputs "
+                        "cannot show; apply it only if that is what you want")
+        return "; ".join(said) or None
     if status == "not tried":
         return f"{change_text(found)}, but its timing against the original did not run"
     if found.fewer_findings and not found.better and not found.worse:

@@ -31,7 +31,7 @@ from .html_kernels import (KernelChip, finding_anchor, ir_rows, kernel_rows,
 from .literal import printable, scrubbed
 from .wording import (compile_error_advice, calls_line, fixes_baseline, calls_text, chain_step, compared_speedup,
                       compared_timing, compared_total, fires_text, fix_numbers, gate_status,
-                      hint_classes_text, median_iqr, ms, noise_note, outputs_verdict, own_hints,
+                      hint_classes_text, median_iqr, ms, noise_note, outputs_verdict, random_note, own_hints,
                       runtime_line, settings_text,
                       speed_line)
 
@@ -71,6 +71,7 @@ def _environment() -> Environment:
     env.filters["short"] = lambda p: display_path(p) if p else ""
     env.filters["finding_status"] = lambda f: finding_status(f.status, f.category)
     env.filters["noise_note"] = noise_note
+    env.filters["random_note"] = random_note
     env.filters["count"] = count
     return env
 
@@ -276,7 +277,8 @@ def _section(run: ModelRun, k: int) -> dict[str, Any]:
         "ir": ir_rows(result, anchor, lambda file, line: shown.get((file, line))),
         "finding_anchors": [finding_anchor(anchor, i) for i in range(len(result.kernel_findings))],
         "other_fixes": [_fix_view(f) for f in other_fixes],
-        "fixes_baseline": fixes_baseline(result.fixes),
+        "fixes_baseline": fixes_baseline(
+            result.fixes, result.timings.backend if result.timings else None),
         "static": [f for f in result.static if f.status != "break"],
         "chart": _timing_chart(result),
         "runtime": runtime_line(result) if result.summary.runtime_calls else None,

@@ -31,7 +31,8 @@ def print_fixes(result: ScanResult, console: Console) -> None:
     console.print(Text("Fixes (each verified in a fresh process: same weights and inputs, "
                        "rescanned, run eager and compiled; a verified fix is timed against the "
                        "original in that process, interleaved)", style="bold"))
-    for line in fixes_baseline(result.fixes):
+    backend = result.timings.backend if result.timings else None
+    for line in fixes_baseline(result.fixes, backend):
         console.print(Text(f"  {line}", style="dim"))
     for fix in result.fixes:
         _print_fix(fix, console)

@@ -11,7 +11,7 @@ from ..frames import display_path
 from ..result import ScanResult
 from ..stats import ratio
 from .literal import LiteralTable
-from .wording import ms, noise_note
+from .wording import ms, noise_note, random_note
 
 
 def print_recompiles(result: ScanResult, console: Console) -> None:
@@ -80,9 +80,7 @@ def print_timings(result: ScanResult, console: Console) -> None:
         else:
             console.print(Text(f"  OUTPUTS DIFFER FROM EAGER: {c.message}", style="bold red"))
     if t.random_comparable:
-        console.print(Text("  the model draws random numbers: eager and compiled ran from the "
-                           "same seed, Inductor drawing eager's (fallback_random), so their "
-                           "outputs compare; the compiled timings include that", style="dim"))
+        console.print(Text(f"  {random_note(t)}", style="dim"))
     for note in t.notes:
         console.print(Text(f"  note: {note}", style="dim"))
 

@@ -169,6 +169,22 @@ def noise_note(t: Any) -> str:
             "a quiet machine, --threads 1, a longer --max-run-time.")
 
 
+def random_note(t: Any) -> str:
+    """What a seeded comparison of a model that draws random numbers shows (terminal and HTML):
+    Inductor is named only when it compiled, and "their outputs compare" only when they did."""
+    inductor = t.backend == "inductor"
+    seeded = ("the model draws random numbers: eager and compiled ran from the same seed "
+              "(torch, random, NumPy)" + (", Inductor drawing eager's (fallback_random)"
+                                          if inductor else ""))
+    if t.correctness is None or t.correctness.match:
+        return seeded + (", so their outputs compare; the compiled timings include that"
+                         if inductor else ", so their outputs compare")
+    return (seeded + "; still their outputs differ: the compiled model drew other numbers "
+            "(Dynamo runs NumPy's random functions on torch's generator unless "
+            "torch._dynamo.config.use_numpy_random_stream is set) or computes differently, "
+            "and a seeded comparison cannot tell which")
+
+
 def _arrow(before: Any, after: Any, fmt: Callable[[Any], str] = str) -> str:
     show = lambda v: "-" if v is None else fmt(v)  # noqa: E731
     return f"{show(before)} → {show(after)}"
@@ -289,14 +305,16 @@ def kernels_line(info: Any) -> str:
             f"{f' ({parts})' if parts else ''}{counted} · compiled in {found.compile_s:.1f}s")
 
 
-def fixes_baseline(fixes: list[Fix]) -> list[str]:
+def fixes_baseline(fixes: list[Fix], backend: str | None = None) -> list[str]:
     """Said once above the fixes: the random state they were compared from, and how far
     compiling alone moved the original's outputs (what each fix is judged against)."""
     lines = []
     if any(f.random for f in fixes):
         lines.append("the model draws random numbers: every compared call starts from the same "
-                     "seed (torch, random, NumPy), and Inductor was made to draw eager's "
-                     "(torch._inductor.config.fallback_random) so outputs can be compared")
+                     "seed (torch, random, NumPy)" + (
+                         ", and Inductor was made to draw eager's "
+                         "(torch._inductor.config.fallback_random) so outputs can be compared"
+                         if backend == "inductor" else ""))
     drift = max((f.baseline_error for f in fixes if f.baseline_error), default=None)
     if drift:
         lines.append(f"compiled, the original differs from eager by {drift:.2g} of its outputs' "

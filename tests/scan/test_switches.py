@@ -112,3 +112,20 @@ def test_a_switch_carried_in_by_an_argument_is_tried_and_says_it_changes_trainin
     assert fix["status"] == "changes outputs" and fix["reason"].startswith(
         "changes training semantics, so the outputs differ (expected when this switch is off)")
     assert (fix["before"]["graph_count"], fix["after"]["graph_count"]) == (3, 1)
+
+
+def test_a_verified_switch_that_changes_training_says_what_outputs_cannot_show():
+    """A fresh-eyes run on HuBERT in train mode: `_requires_grad` VERIFIED (the only status
+    that recommends) with the title's "(changes training semantics)" and no word on it. The
+    gain is proven (2 -> 1 graphs, same outputs); the reason says the outputs cannot show
+    that the encoder stops learning."""
+    (fix,) = [f for f in fixes_in_process(f"{CASES}:SpeechModel", "4,16", train=True)
+              if f["fix_id"] == "switch:_requires_grad=not current"]
+    assert "(changes training semantics)" in fix["title"]
+    assert fix["status"] in GAINED and fix["outputs_match"]
+    assert (fix["before"]["graph_count"], fix["after"]["graph_count"]) == (2, 1)
+    # (a same-process timing that says slower makes it `slower`, no recommendation to qualify)
+    assert fix["status"] == "slower" or fix["reason"].endswith(
+        "proven on the outputs only: the switch changes training semantics (which layers run "
+        "or which weights learn), which comparing outputs cannot show; apply it only if that "
+        "is what you want")

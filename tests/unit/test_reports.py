@@ -474,3 +474,27 @@ def test_rule_ids_and_fix_names_are_never_cut_mid_word():
     for word in ("capture_scalar_outputs", "capture_dynamic_output_shape_ops", "BS012",
                  "constant-in-tensor"):
         assert word in text, word
+
+
+@pytest.mark.parametrize("backend, match, says, never", [
+    ("inductor", True, ", Inductor drawing eager's (fallback_random), so their outputs compare; "
+     "the compiled timings include that", "still"),
+    ("eager", True, "(torch, random, NumPy), so their outputs compare", "Inductor"),
+    # BigBird in train mode: NumPy draws traced onto torch's generator, outputs differ
+    ("eager", False, "; still their outputs differ: the compiled model drew other numbers",
+     "so their outputs compare"),
+])
+def test_the_random_numbers_note_says_only_what_happened(backend, match, says, never):
+    """A fresh-eyes run found "Inductor drawing eager's (fallback_random), so their outputs
+    compare" printed with --backend eager, and two lines below OUTPUTS DIFFER FROM EAGER."""
+    from breakscan.report.wording import fixes_baseline, random_note
+    from breakscan.verdicts import Correctness, Fix, TimingReport
+
+    t = TimingReport(device="cpu", threads=1, backend=backend, mode=None,
+                     correctness=Correctness(match=match, max_abs_error=0.1, max_rel_error=0.1),
+                     random_comparable=True)
+    note = random_note(t)
+    assert says in note and never not in note
+    fix = Fix(rule="BS001", category="rng", fix_id="x", title="x", kind="setting", random=True)
+    (line,) = fixes_baseline([fix], backend)
+    assert ("fallback_random" in line) == (backend == "inductor")

@@ -129,12 +129,13 @@ def test_a_second_copy_leaves_the_first_copys_custom_ops_callable():
 
     file = SAMPLES / "family_custom_op.py"
     first = load_target(f"{file}:FakeShapeOnly", input_shapes=["8,16"])
+    # its module, now: a later copy may be imported under the same private module name
+    op = sys.modules[type(first.model).__module__].soft_root_shape_only
     x = torch.randn(8, 16)
     expected = first.model(x)
     for _ in range(10):
         load_target(f"{file}:FakeReadsData", input_shapes=["8,16"])
         gc.collect()
         torch.testing.assert_close(first.model(x), expected, rtol=0, atol=0)
-    op = sys.modules[type(first.model).__module__].soft_root_shape_only
     live = OPDEFS["breakscan_samples::soft_root_shape_only"]
     assert op is not live and op._opoverload is live._opoverload

@@ -17,6 +17,8 @@ from ..verdicts import Correctness, Fix, FixMetrics
 from .gain import Change, change, change_text, decide, numbers_text
 
 DRIFT_FACTOR = 2.0  # a fix's compiled outputs may drift this many times the original's
+# In a switch's title (fixes/plan.py): layer drop, requires_grad, freezing; judged with care
+TRAINING_SEMANTICS = "(changes training semantics)"
 
 
 def metrics(result: ScanResult, *, dynamic: bool = False) -> FixMetrics:
@@ -51,7 +53,7 @@ def _outputs_reason(fix: Fix, fixed: FixedScan) -> str | None:
     """Why the fix's outputs count as changed, or None when they do not."""
     same, compiled, baseline = fixed.same_outputs, fixed.compiled_outputs, fixed.baseline
     if not same.match:
-        if "(changes training semantics)" in fix.title:  # expected of such a switch
+        if TRAINING_SEMANTICS in fix.title:  # expected of such a switch
             return ("changes training semantics, so the outputs differ (expected when this "
                     "switch is off)")
         return f"outputs differ from the original model: {same.message}"
@@ -112,7 +114,7 @@ def _reason(status: str, found: Change, before: FixMetrics, after: FixMetrics,
     if status == "verified":
         said = [f"a trade ({change_text(found)}), measurably faster{timed}"] if found.mixed \
             else []
-        if fix is not None and "(changes training semantics)" in fix.title:
+        if fix is not None and TRAINING_SEMANTICS in fix.title:
             said.append("proven on the outputs only: the switch changes training semantics "
                         "(which layers run or which weights learn), which comparing outputs "
                         "cannot show; apply it only if that is what you want")

@@ -21,7 +21,7 @@ from ..sources import source_tree, target_file
 from ..result import ScanResult
 from ..verdicts import CANDIDATE, Fix, FixMetrics
 from ..rules import FIXES, Chain, fixes_for, library_switches, rule_for_fix, rule_id
-from .judge import metrics
+from .judge import TRAINING_SEMANTICS, metrics
 from .settings import dynamo_config, hinted_settings
 
 # The rewriter's category for a break category (an .item() inside a print is a print to guard).
@@ -197,7 +197,7 @@ def _path_switches(result: ScanResult, before: FixMetrics) -> list[FixPlan]:
     plans = []
     for switch in search(result.breaks):
         fix_id = switch.fix_id
-        semantics = " (changes training semantics)" if switch.training_semantics else ""
+        semantics = f" {TRAINING_SEMANTICS}" if switch.training_semantics else ""
         title = (f"switch on the path: {switch.describe()}{semantics}, read at "
                  + "; ".join(switch.tests[:2]))
         brk = next(b for b in result.breaks if (b.file, b.line) in switch.sites)

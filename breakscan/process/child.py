@@ -161,8 +161,6 @@ def run_here(job: str, request: dict[str, Any], *, target: str,
     imported (a child spends ~3 s importing it); unlike a child, no time or memory limit
     applies and what the job leaves in the process (Dynamo's caches) stays, except the
     caller's imports (:func:`_modules_put_back`)."""
-    import importlib
-
     from ..result import ModelRun
 
     with _modules_put_back():
@@ -174,15 +172,21 @@ def run_here(job: str, request: dict[str, Any], *, target: str,
             if on_stage is not None:
                 on_stage(name)
 
-        module, _, function = job.partition(":")
         try:
-            result = getattr(importlib.import_module(module), function)(
-                request, entered, lambda text: None)
+            result = _job_function(job)(request, entered, lambda text: None)
         except Exception as exc:  # noqa: BLE001 - as a child reports it; Ctrl-C stays Ctrl-C
             message, code = _ending(exc, stage)
             return ModelRun(target=target, result=None, exit_code=code, stage=stage,
                             error=message, detail=traceback.format_exc())
         return ModelRun(target=target, result=result)
+
+
+def _job_function(job: str) -> Callable[..., Any]:
+    """The function a job's ``module:function`` name stands for (this module knows no job)."""
+    import importlib
+
+    module, _, function = job.partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
 @contextlib.contextmanager
@@ -228,10 +232,7 @@ def _child_main(work: Path) -> int:
     reporter = imported._STOP_REPORTER = _Reporter(work)
     try:
         _limit_memory(request.get("memory_limit_mb"))
-        import importlib
-
-        module, _, function = request["job"].partition(":")
-        job = getattr(importlib.import_module(module), function)
+        job = _job_function(request["job"])
         result = job(request["request"], reporter.stage, reporter.progress)
         reporter.save(result)
     except BaseException as exc:  # noqa: BLE001 - everything becomes a one-line error

@@ -56,10 +56,15 @@ def _own_code() -> str:
 
 
 def _digest(path: str) -> str | None:
+    """A file's content hash; None (a miss) for one that is missing, unreadable, over
+    ``files.MAX_DATA_BYTES`` or not a regular file: an entry's file names are data, and a FIFO
+    or ``/dev/zero`` there must not hang or fill the parent."""
+    from .errors import BreakscanError
+    from .files import read_regular
+
     try:
-        with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()
-    except OSError:
+        return hashlib.sha256(read_regular(path, "cached file")).hexdigest()
+    except (OSError, BreakscanError):
         return None
 
 

@@ -30,7 +30,7 @@ from .config import (GATE_KEYS, LIMIT_KEYS, SCAN_KEYS, check_types, from_config,
                      load_config)
 from .options import GateOptions, Limits, ScanOptions
 from .result import ModelRun
-from .process.runner import run_model
+from .process.runner import gated, run_model
 from .target import check_loadable, parse_target
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def zoo_settings(section: dict[str, Any], config_path: str | Path) -> tuple[dict
         raise UsageError(f"{where}: 'expected' must be a file name, not {expected!r}")
     if not isinstance(flaky, list) or not all(isinstance(t, str) for t in flaky):
         raise UsageError(f"{where}: 'flaky' must be a list of targets, not {flaky!r}")
-    listed = {t.get("target") for t in section.get("targets", []) if isinstance(t, dict)}
+    listed = _listed_once(section.get("targets", []), config_path)
     unknown = [t for t in flaky if t not in listed]
     if unknown:
         raise UsageError(f"{where}: 'flaky' names target(s) it does not list: "
@@ -70,6 +70,22 @@ def zoo_settings(section: dict[str, Any], config_path: str | Path) -> tuple[dict
     base = Path(config_path).resolve().parent
     return rest, ZooSettings(expected=base / expected if expected else None,
                              flaky=frozenset(flaky))
+
+
+def _listed_once(entries: list[Any], config_path: str | Path) -> set[Any]:
+    """The targets the entries name, each named once: a second entry for a target (other
+    input shapes, say) would be a second run under the same name, which ``merge`` (and the
+    cache, the baseline, the expected counts) cannot tell apart, so it is refused."""
+    first: dict[str, int] = {}
+    for number, entry in enumerate(entries, 1):
+        target = entry.get("target") if isinstance(entry, dict) else None
+        if not isinstance(target, str):
+            continue  # config_targets says what is wrong with it
+        if target in first:
+            raise UsageError(f"{config_path} lists target {target} twice (targets "
+                             f"#{first[target]} and #{number}): one entry per target")
+        first[target] = number
+    return set(first)
 
 
 @dataclass(frozen=True)
@@ -86,10 +102,12 @@ class CheckTarget:
 
 
 def config_targets(section: dict[str, Any], config_path: str | Path,
-                   defaults: dict[str, Any] | None = None) -> list[CheckTarget | ModelRun]:
+                   defaults: dict[str, Any] | None = None, *,
+                   loadable: bool = True) -> list[CheckTarget | ModelRun]:
     """Each target of the section with its options, gate and limits (the section's defaults
     under its own keys), or, for an entry that is wrong or a target that cannot load, the
-    failed run (exit 2) saying why."""
+    failed run (exit 2) saying why. ``loadable=False`` (``merge``: the shards scanned them)
+    does not read the targets' files."""
     if defaults is None:
         defaults = {k: v for k, v in section.items() if k != "targets"}
     out: list[CheckTarget | ModelRun] = []
@@ -105,8 +123,9 @@ def config_targets(section: dict[str, Any], config_path: str | Path,
         try:
             options, gate, limits = from_config({**defaults, **entry}, target=target,
                                                 where=where)
-            options.check(target, gate)
-            check_loadable(parse_target(target))  # no process for a target that cannot load
+            if loadable:  # no process for a target that cannot load
+                options.check(target, gate)
+                check_loadable(parse_target(target))
         except UsageError as exc:
             out.append(ModelRun(target=target, result=None, error=str(exc), exit_code=2))
             continue
@@ -178,10 +197,10 @@ def run_config(section: dict[str, Any], config_path: str | Path,
         if isinstance(entry, ModelRun):
             runs[index] = entry
             continue
-        if results is not None:
-            runs[index] = results.reusable(entry.target, entry.options)
-            if runs[index] is not None:
-                continue
+        kept = results.reusable(entry.target, entry.options) if results is not None else None
+        if kept is not None:  # gated anew: the verdict in the file is not believed
+            runs[index] = gated(kept, entry.gate)
+            continue
         if threads and "OMP_NUM_THREADS" not in os.environ:
             entry = replace(entry, limits=replace(entry.limits, threads=threads))
         label = f"check {index + 1}/{total}: {entry.target}"

@@ -38,6 +38,7 @@ GATE_KEYS = {"max-breaks": "max_breaks", "max-graphs": "max_graphs",
              "fail-on": "fail_on", "fullgraph": "fullgraph"}
 LIMIT_KEYS = {"timeout": "timeout", "memory-limit": "memory_limit_mb"}
 OTHER_KEYS = {"baseline", "target"}
+MAX_CONFIG_BYTES = 16 * 1024 * 1024  # a pyproject.toml, or a baseline, is far smaller
 
 
 def _integer(value: Any) -> bool:
@@ -94,20 +95,22 @@ def _shown(value: Any) -> str:
 
 def load_config(path: str | Path) -> dict[str, Any]:
     """The ``[tool.breakscan]`` section of a TOML file, checked to hold target tables; a file
-    that is missing, not TOML, or nested deeper than the reader recurses is a UsageError."""
-    file = Path(path)
-    if not file.exists():
-        raise UsageError(f"config file not found: {path} (breakscan check reads "
-                         "[tool.breakscan] from pyproject.toml)")
+    that is missing, not TOML, nested deeper than the reader recurses, not a regular file (a
+    FIFO, ``/dev/zero``) or over :data:`MAX_CONFIG_BYTES` is a UsageError."""
+    from .files import read_regular
+
     try:
-        doc = tomllib.loads(file.read_text(encoding="utf-8"))
+        doc = tomllib.loads(read_regular(path, "config", MAX_CONFIG_BYTES).decode("utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"config file not found: {path} (breakscan check reads "
+                         "[tool.breakscan] from pyproject.toml)") from None
     except UnicodeDecodeError as exc:  # TOML is UTF-8: a binary or corrupted file
         raise UsageError(f"{path} is not valid TOML: not UTF-8 text ({exc.reason} at byte "
                          f"{exc.start})") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path} is a folder, not a config file") from None
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UsageError:
+        if os.path.isdir(path):
+            raise UsageError(f"{path} is a folder, not a config file") from None
+        raise
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path} is not valid TOML: {exc}") from None
     except RecursionError:  # tomllib recurses once per nested array or inline table
@@ -153,13 +156,15 @@ def from_config(values: dict[str, Any], *, target: str,
 
 
 def read_baseline(path: str | os.PathLike[str]) -> tuple[dict[str, Any], str]:
-    """(targets mapping, folder its paths are relative to)."""
+    """(targets mapping, folder its paths are relative to); a regular file only."""
+    from .files import read_regular
+
     try:
-        doc = json.loads(Path(path).read_text())
+        doc = json.loads(read_regular(path, "baseline", MAX_CONFIG_BYTES))
     except FileNotFoundError:
         raise UsageError(f"baseline file not found: {path} (create it with --write-baseline)") \
             from None
-    except (OSError, json.JSONDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise UsageError(f"cannot read baseline {path}: {exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("targets"), dict):
         raise UsageError(f"{path} is not a breakscan baseline (no 'targets' table)")

@@ -47,6 +47,44 @@ def interrupt_signal(exc: BaseException) -> int:
     return getattr(exc, "signum", 2)
 
 
+class SigintWatch:
+    """Whether a SIGINT reached this process while watched (:func:`sigint_watched`): a
+    KeyboardInterrupt without one is no Ctrl-C but the model's own ``raise KeyboardInterrupt``."""
+
+    def __init__(self, received: bool = False):
+        self.received = received
+
+
+@contextlib.contextmanager
+def sigint_watched() -> Iterator[SigintWatch]:
+    """Within: SIGINT's handler notes in the watch that the signal came, then does what it did
+    (Ctrl-C still raises KeyboardInterrupt). Where no SIGINT can raise (SIGINT ignored or
+    default, or another thread: Python handles signals in its main thread) nothing is
+    installed and none is received; a handler set outside Python counts as received (unknown)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield SigintWatch()
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    watch = SigintWatch(received=previous is None)
+    if not callable(previous):
+        yield watch
+        return
+
+    def noted(signum: int, frame: object) -> object:
+        watch.received = True
+        return previous(signum, frame)
+
+    signal.signal(signal.SIGINT, noted)
+    try:
+        yield watch
+    finally:
+        if signal.getsignal(signal.SIGINT) is noted:  # unless the model set its own
+            signal.signal(signal.SIGINT, previous)
+
+
 class BreakscanError(Exception):
     exit_code = EXIT_USAGE
 
@@ -82,7 +120,9 @@ def describe(exc: BaseException) -> str:
 
 
 def as_model_error(exc: BaseException, what: str, hint: str = "") -> ModelError:
-    """One-line ModelError for an exception raised by the user's own code (Ctrl-C re-raised)."""
+    """One-line ModelError for an exception raised by the user's own code; a KeyboardInterrupt
+    is re-raised (Ctrl-C, or the model's own: the run's end tells them apart, see
+    :func:`sigint_watched`)."""
     if isinstance(exc, KeyboardInterrupt):
         raise exc
     if isinstance(exc, SystemExit):
@@ -91,6 +131,12 @@ def as_model_error(exc: BaseException, what: str, hint: str = "") -> ModelError:
         return ModelError(f"{what} ran out of memory{memory_limit_note()}: {describe(exc)}"
                           f"{user_frame_hint(exc)}")
     return ModelError(f"{what} failed: {describe(exc)}{user_frame_hint(exc)}{hint}")
+
+
+def raised_interrupt(exc: BaseException, what: str) -> ModelError:
+    """A KeyboardInterrupt the model's code raised itself (no SIGINT came, see
+    :func:`sigint_watched`): the model's failure, one line naming its line."""
+    return ModelError(f"{what} raised {describe(exc)}{user_frame_hint(exc)}")
 
 
 # What torch says when a forward that needs gradients runs under torch.no_grad().

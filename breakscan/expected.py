@@ -17,6 +17,7 @@ compiles at all:
 from __future__ import annotations
 
 import json
+import math
 import os
 import shlex
 from dataclasses import dataclass
@@ -120,47 +121,109 @@ def apply_expected(runs: list[ModelRun], document: dict[str, Any], *, allow_impr
     return ZooVerdict(note=note)
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a count")
+
+
+MAX_COUNT = 1e12  # far above any real count: a larger number is no count
+
+
+def _count_error(value: Any) -> str | None:
+    """Why ``value`` is no count (a finite non-negative number; NaN, infinity, a bool are not)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"{value!r} is not a number"
+    if not (0 <= value <= MAX_COUNT and math.isfinite(value)):
+        return f"{value!r} is not a finite non-negative count"
+    return None
+
+
 def read_expected(path: Path) -> dict[str, Any]:
-    """The expected file, checked as data: one line naming what is wrong otherwise."""
+    """The expected file, checked as data: a regular file of JSON (no NaN or Infinity), every
+    count a finite non-negative number; one line naming what is wrong otherwise."""
+    from .files import read_regular
+
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(read_regular(path, "--expected").decode("utf-8"),
+                              parse_constant=_no_constant)
     except FileNotFoundError:
         raise UsageError(f"--expected {path} does not exist (write it with "
                          "--update-expected)") from None
-    except (OSError, ValueError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         raise UsageError(f"--expected {path} is not readable JSON ({exc})") from None
     targets = document.get("targets") if isinstance(document, dict) else None
     if not isinstance(document, dict) or document.get("breakscan_expected") != FORMAT or \
             not isinstance(targets, dict):
         raise UsageError(f"--expected {path} is not a breakscan expected-counts file "
                          f"(breakscan_expected: {FORMAT} with targets)")
+    made = document.get("torch_version")
+    if made is not None and not isinstance(made, str):
+        raise UsageError(f"--expected {path}: torch_version must be a version string, not "
+                         f"{made!r}")
     for target, entry in targets.items():
-        if not isinstance(entry, dict) or not isinstance(entry.get("ok"), bool) or any(
-                not isinstance(entry.get(k, 0), (int, float)) or isinstance(entry.get(k), bool)
-                for k in COUNTS) or set(entry) - {"ok", *COUNTS}:
+        if not isinstance(entry, dict) or not isinstance(entry.get("ok"), bool) or \
+                set(entry) - {"ok", *COUNTS}:
             raise UsageError(f"--expected {path}: the entry of {target!r} is not "
                              f"{{ok, {', '.join(COUNTS)}}}")
+        for name in COUNTS:
+            wrong = _count_error(entry[name]) if name in entry else None
+            if wrong:
+                raise UsageError(f"--expected {path}: the entry of {target!r}: {name} {wrong}")
     return document
 
 
+def not_scanned(runs: list[ModelRun]) -> list[str]:
+    """The targets of a run that were not scanned to an end: interrupted, or refused before a
+    scan (the config's or the target's error, exit 2). Their counts are not measurements."""
+    return [r.target for r in runs if r.interrupted or (r.exit_code == 2 and r.result is None)]
+
+
 def write_expected(path: Path, runs: list[ModelRun]) -> None:
-    """The file for these runs (sorted, one target per key: a readable diff in review)."""
+    """The file for these runs (sorted, one target per key: a readable diff in review); keys
+    of the file's own that breakscan does not write (a note) are kept. Written only from a run
+    in which every target was scanned: the committed file is never replaced by a partial one."""
     from .files import write_atomic
 
+    skipped = not_scanned(runs)
+    if skipped:
+        raise UsageError(f"--update-expected: {path} left unchanged: {len(skipped)} target(s) "
+                         f"were not scanned ({', '.join(skipped)}); write expected counts "
+                         "from a run that scans every target")
+    kept: dict[str, Any] = {}
+    if os.path.lexists(path) and not (os.path.isfile(path) and os.path.getsize(path) == 0):
+        try:
+            kept = {k: v for k, v in read_expected(path).items() if k not in _WRITTEN}
+        except UsageError as exc:
+            raise UsageError(f"refusing to rewrite {path}: {exc}; name an expected-counts file "
+                             "or a new one") from None
     document = {"breakscan_expected": FORMAT, "torch_version": torch_version(),
-                "lower_is_better": list(COUNTS),
+                "lower_is_better": list(COUNTS), **kept,
                 "targets": {r.target: counts_of(r) for r in sorted(runs, key=lambda r: r.target)}}
-    write_atomic(path, json.dumps(document, indent=2) + "\n")
+    try:
+        write_atomic(path, json.dumps(document, indent=2) + "\n")
+    except OSError as exc:
+        raise UsageError(f"cannot write --expected {path}: {exc.strerror or exc} (it is "
+                         "unchanged)") from None
 
 
-def update_command(argv: list[str]) -> str:
-    """The command that rewrites the expected file: this one, with ``--update-expected``."""
+_WRITTEN = ("breakscan_expected", "torch_version", "lower_is_better", "targets")
+
+
+def update_command(argv: list[str], *, sharded: bool = False) -> str:
+    """The command that rewrites the expected file: this one, with ``--update-expected``; for
+    one shard, the merge of every shard's results (one shard cannot write the whole file)."""
     kept = [a for a in argv if a not in ("--allow-improvements", "--update-expected")]
+    if sharded:
+        expected = next((kept[i + 1] for i, a in enumerate(kept[:-1]) if a == "--expected"),
+                        None)
+        config = next((kept[i + 1] for i, a in enumerate(kept[:-1]) if a == "--config"), None)
+        return shlex.join(["breakscan", "merge", *(["--config", config] if config else []),
+                           *(["--expected", expected] if expected else []),
+                           "--update-expected"]) + " RESULTS... (every shard's --results file)"
     return shlex.join(["breakscan", *kept, "--update-expected"])
 
 
 def summary_lines(runs: list[ModelRun], verdict: ZooVerdict, path: os.PathLike[str] | str,
-                  argv: list[str]) -> list[str]:
+                  argv: list[str], *, sharded: bool = False) -> list[str]:
     """What the gate says: the count per status, each target that is not PASS, and, when it
     fails, the command that updates the file."""
     from collections import Counter
@@ -179,7 +242,7 @@ def summary_lines(runs: list[ModelRun], verdict: ZooVerdict, path: os.PathLike[s
     if verdict.note:
         lines.append(f"  note: {verdict.note}")
     if verdict.failed(runs):
-        lines.append(f"update the expected counts: {update_command(argv)}")
+        lines.append(f"update the expected counts: {update_command(argv, sharded=sharded)}")
     return lines
 
 
@@ -191,7 +254,7 @@ def gate_zoo(runs: list[ModelRun], path: Path, *, update: bool, allow_improvemen
         write_expected(path, runs)
     verdict = apply_expected(runs, read_expected(path), allow_improvements=allow_improvements,
                              complete=complete)
-    lines = summary_lines(runs, verdict, path, argv)
+    lines = summary_lines(runs, verdict, path, argv, sharded=not complete)
     if update:
         lines.insert(0, f"wrote {path} ({len(runs)} targets)")
     return lines

@@ -52,6 +52,51 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
         raise
 
 
+MAX_DATA_BYTES = 64 * 1024 * 1024  # a config, expected-counts or durations file: far less
+
+
+def read_regular(path: str | os.PathLike[str], what: str,
+                 max_bytes: int = MAX_DATA_BYTES) -> bytes:
+    """The bytes of a file the user named as input (``what``: "--expected", "config", …).
+
+    Only a regular file of at most ``max_bytes`` is read: it is opened without blocking and
+    checked before a byte is read, so a FIFO, ``/dev/zero`` or a terminal is refused at once
+    instead of hanging or reading without bound. A missing file raises ``FileNotFoundError``
+    (the caller says what to do); anything else unreadable is a :class:`UsageError`.
+    """
+    from .errors import UsageError
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+            raise UsageError(f"{what} {path} is {kind}; name a file")
+        if info.st_size > max_bytes:
+            raise UsageError(f"{what} {path} is {info.st_size:,} bytes, more than the "
+                             f"{max_bytes:,} such a file can be")
+        chunks, size = [], 0
+        while size <= max_bytes:
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > max_bytes:  # it grew while being read
+            raise UsageError(f"{what} {path} is more than the {max_bytes:,} bytes such a file "
+                             "can be")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
 def refuse_over_sources(outputs: Iterable[tuple[str, "str | os.PathLike[str] | None"]],
                         sources: Iterable[str]) -> None:
     """Raise a usage error when an output (``("-o", path)``) is one of the files the scan reads:
@@ -71,6 +116,37 @@ def refuse_over_sources(outputs: Iterable[tuple[str, "str | os.PathLike[str] | N
             if same:
                 raise UsageError(f"refusing to write {flag} {path}: it is {source}, a file the "
                                  "scan reads; name another file")
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Do two paths name one file (a link to it, or a path not made yet, included)?"""
+    try:
+        if os.path.exists(a) and os.path.exists(b):
+            return os.path.samefile(a, b)
+        return os.path.realpath(a) == os.path.realpath(b)
+    except (OSError, ValueError):
+        return False
+
+
+Named = Iterable[tuple[str, "str | os.PathLike[str] | None"]]
+
+
+def refuse_collisions(outputs: Named, inputs: Named) -> None:
+    """A usage error when two outputs are one file (``-o`` and ``--results``), or an output is
+    a file another flag reads (``--results`` onto the ``--durations`` file, ``-o`` onto the
+    ``--expected`` file). The same flag may read and write its file (``--update-expected``,
+    ``--resume``)."""
+    from .errors import UsageError
+
+    written = [(flag, path) for flag, path in outputs if path is not None]
+    for i, (flag, path) in enumerate(written):
+        for other, other_path in written[i + 1:]:
+            if same_file(path, other_path):
+                raise UsageError(f"{flag} and {other} name one file ({path}): name two files")
+        for other, read in inputs:
+            if read is not None and other != flag and same_file(path, read):
+                raise UsageError(f"refusing to write {flag} {path}: it is the {other} file "
+                                 f"{read}, which this run reads; name another file")
 
 
 def content_hash(path: str | os.PathLike[str]) -> str | None:

@@ -172,6 +172,10 @@ class ScanResult:
     # Where reports may read source to show it (None: any file the scan ran). A trace names
     # files of someone else's job: only Python files under these folders are shown.
     source_roots: list[str] | None = None
+    # The source lines the reports show, read when the result was recorded for another machine
+    # (``check --results``): a result read back from a file is shown from these only, and
+    # never from a file it names (``report/excerpts.py``). None: read from the files.
+    sources: dict[str, SourceExcerpt] | None = None
     ranks: list[RankSummary] = field(default_factory=list)  # breakscan trace: per rank
     rank_differences: list[str] = field(default_factory=list)  # what differs between ranks
     partial: bool = False  # the scan stopped early: only the stages before stopped_at are filled
@@ -268,6 +272,14 @@ class FixedScan:
 
 
 @dataclass
+class SourceExcerpt:
+    """A file's lines a report shows, carried in a result (see ``ScanResult.sources``)."""
+
+    line_count: int  # the whole file's (a report shows a long file as windows)
+    lines: dict[int, str]  # line number -> its text, with its line end
+
+
+@dataclass
 class ModelRun:
     """One model of a run (``breakscan check`` has several): its result, or why it has none."""
 
@@ -324,11 +336,15 @@ class RunOrigin:
 @dataclass
 class ShardEntry:
     """One line of a ``check --results`` file: a finished target. ``--resume`` reuses it only
-    while ``key`` (the result cache's key: target, options, versions, settings) is the same."""
+    while ``key`` (the result cache's key: target, options, versions, settings) is the same and
+    every file in ``files`` still has its hash; ``merge`` only when ``options`` are the scan
+    options the config gives the target."""
 
     key: str
     run: ModelRun
-    format: int = 1
+    options: dict[str, Any] | None = None  # ScanOptions.to_dict(); None: the config refused it
+    files: dict[str, str] = field(default_factory=dict)  # file -> sha256 of its bytes
+    format: int = 2
 
 
 @dataclass

@@ -12,8 +12,9 @@ job array hands its tasks (``env``: ``JOB_COMPLETION_INDEX`` of a Kubernetes Ind
 from __future__ import annotations
 
 import json
+import math
 import os
-from pathlib import Path
+import re
 from typing import Mapping
 
 from .errors import UsageError
@@ -26,12 +27,12 @@ def parse_shard(text: str, environ: Mapping[str, str] | None = None) -> tuple[in
     """``"2/4"`` -> (2, 4); ``"env/4"`` reads the index from the job array's variable."""
     environ = os.environ if environ is None else environ
     head, sep, tail = text.partition("/")
-    if not sep or not tail.strip().isdigit() or int(tail) < 1:
+    if not sep or not _digits(tail) or int(tail) < 1:
         raise UsageError(f"--shard takes K/N (1 <= K <= N) or env/N, got {text!r}")
     total = int(tail)
     if head.strip() == "env":
         index = _index_from(environ)
-    elif head.strip().isdigit():
+    elif _digits(head):
         index = int(head)
     else:
         raise UsageError(f"--shard takes K/N (1 <= K <= N) or env/N, got {text!r}")
@@ -47,11 +48,16 @@ def _index_from(environ: Mapping[str, str]) -> int:
         if raw is None:
             continue
         lowest = environ.get("SLURM_ARRAY_TASK_MIN", "0") if name.startswith("SLURM") else "0"
-        if not raw.strip().isdigit() or not lowest.strip().isdigit():
+        if not _digits(raw) or not _digits(lowest):
             raise UsageError(f"--shard env/N: ${name} is {raw!r}, not a task index")
         return int(raw) - int(lowest) + 1
     raise UsageError("--shard env/N: neither $JOB_COMPLETION_INDEX nor $SLURM_ARRAY_TASK_ID is "
                      "set")
+
+
+def _digits(text: str) -> bool:
+    """ASCII digits only (``str.isdigit`` also takes ``²``, which ``int`` refuses), at most 9."""
+    return re.fullmatch(r"[0-9]{1,9}", text.strip()) is not None
 
 
 def split(targets: list[str], index: int, total: int,
@@ -74,16 +80,31 @@ def split(targets: list[str], index: int, total: int,
     return [n for n in names if owner[n] == index]
 
 
+MAX_SECONDS = 1e9  # a target's seconds: more is no duration
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a duration")
+
+
 def read_durations(path: str | os.PathLike[str]) -> dict[str, float]:
-    """``{target: seconds}`` from an earlier run; a missing file is none, a bad one an error
-    (data from another job: never executed, only numbers kept)."""
+    """``{target: seconds}`` from an earlier run; a missing file is none. Anything but a
+    regular file holding one JSON object of finite non-negative seconds is refused (data from
+    another job: never executed, every value checked)."""
+    from .files import read_regular
+
     try:
-        doc = json.loads(Path(path).read_text())
+        doc = json.loads(read_regular(path, "durations file").decode("utf-8"),
+                         parse_constant=_no_constant)
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError) as exc:
+    except (ValueError, RecursionError) as exc:
         raise UsageError(f"cannot read durations {path}: {exc}") from None
     if not isinstance(doc, dict):
         raise UsageError(f"{path} is not a durations file ({{target: seconds}})")
-    return {str(k): float(v) for k, v in doc.items()
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0}
+    for target, seconds in doc.items():
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or \
+                not (0 <= seconds <= MAX_SECONDS and math.isfinite(seconds)):
+            raise UsageError(f"{path} is not a durations file ({{target: seconds}}): "
+                             f"{target!r} has {str(seconds)[:40]!r}")
+    return {k: float(v) for k, v in doc.items()}

@@ -14,6 +14,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import UsageError
+from .target import read_source
+
 
 @dataclass(frozen=True)
 class SourceTree:
@@ -33,8 +36,12 @@ class SourceTree:
 def _relative_level(path: Path) -> int:
     """The deepest relative import in the file (``from ..x import y`` is 2); 0 if none."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        source = read_source(path)  # a FIFO or /dev/zero is refused, never read
+        tree = ast.parse(source.decode("utf-8")) if source is not None else None
+    except (UsageError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError,
+            MemoryError):
+        return 0
+    if tree is None:
         return 0
     return max((node.level for node in ast.walk(tree)
                 if isinstance(node, ast.ImportFrom) and node.level), default=0)

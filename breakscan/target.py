@@ -82,7 +82,31 @@ def check_source_file(source: str, what: str = "target") -> Path:
                          f"e.g. {source}/model.py:NAME")
     if path.suffix != ".py":
         raise UsageError(f"{what} {source} is not a .py file")
+    if not path.is_file():  # a FIFO, /dev/zero (a link named z.py): reading it never ends
+        raise UsageError(not_regular(what, source))
     return path
+
+
+def not_regular(what: str, source: str | os.PathLike[str]) -> str:
+    """The one line for a target (or ``--inputs``) file that is a FIFO, a device or a socket."""
+    return f"{what} {source} is not a regular file; name a .py file"
+
+
+MAX_SOURCE_BYTES = 64 * 1024 * 1024  # a model's source file, read with ast: far less
+
+
+def read_source(path: str | os.PathLike[str], what: str = "target") -> bytes | None:
+    """A target's source file read before any scan: a FIFO or a device (which would hang the
+    parent or never end) is a UsageError; a file that is missing, unreadable or over
+    :data:`MAX_SOURCE_BYTES` is None (left to the scan, under its ``--timeout``)."""
+    from .files import read_regular
+
+    if os.path.exists(path) and not os.path.isdir(path) and not os.path.isfile(path):
+        raise UsageError(not_regular(what, path))
+    try:  # opened without blocking: a file swapped for a FIFO since is refused, not waited on
+        return read_regular(path, f"{what} file", MAX_SOURCE_BYTES)
+    except (OSError, UsageError):
+        return None
 
 
 def parse_shape(text: str, option: str = "--input-shape") -> list[int]:
@@ -196,10 +220,8 @@ def check_loadable(spec: TargetSpec) -> None:
         path = _module_origin(spec.source)
     if path is None or path.suffix != ".py" or spec.name.startswith("__"):
         return
-    try:
-        read = _bound_names(path.read_bytes(), path.stem)
-    except OSError:
-        return
+    source = read_source(path, "target" if spec.is_file else f"module {spec.source}'s file")
+    read = _bound_names(source, path.stem) if source is not None else None
     if read is None or spec.name in read[0]:
         return
     if path.name == "__init__.py" and ((path.parent / spec.name).is_dir()
@@ -259,9 +281,12 @@ def _names_at_run_time(file: str) -> bool:
     if not file.endswith(".py"):
         return False
     try:
-        text = Path(file).read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        source = read_source(file, "package")
+    except UsageError:  # a FIFO: unsure, left to the scan
         return True
+    if source is None:
+        return True
+    text = source.decode("utf-8", errors="replace")
     return any(word in text for word in ("__path__", "sys.modules", "__getattr__"))
 
 

@@ -66,10 +66,8 @@ def check(
     reuse the stored result of every target that has not changed."""
     from ..cache import ResultCache
     from ..check import load_config, run_config, zoo_settings
-    from ..result import overall_exit_code
-    from ..shard_results import ResultsLog
-
     from ..files import refuse_over_sources
+    from ..result import overall_exit_code
 
     log = None
     try:
@@ -77,20 +75,20 @@ def check(
         section, zoo = zoo_settings(load_config(config), config)
         expected = expected or zoo.expected
         _refuse_flag_mixes(results=results, resume=resume, shard=shard, expected=expected,
-                           update_expected=update_expected, durations=durations,
-                           write_durations=write_durations)
+                           update_expected=update_expected)
         listed = section["targets"]  # a list of tables (load_config)
         targets = [t.get("target") for t in listed]
+        written = outputs(output, html, write_baseline) + [
+            ("--results", results), ("--write-durations", write_durations),
+            ("--expected", expected if update_expected else None)]
+        _refuse_collisions(written, config, durations, expected, results if resume else None,
+                           [t for t in targets if isinstance(t, str)])
         if shard is not None:
             section, targets = _shard_of(section, targets, shard, durations)
             if not targets:
                 return _nothing_to_scan(shard, len(listed), results)
-        written = outputs(output, html, write_baseline) + [
-            ("--results", results), ("--expected", expected if update_expected else None)]
-        refuse_over_sources(written, [str(config), *target_sources(*[t for t in targets
-                                                                     if isinstance(t, str)])])
         cache = None if no_cache else ResultCache(config.resolve().parent)
-        log = ResultsLog(results, resume=resume, shard=shard) if results is not None else None
+        log = _results_log(results, resume=resume, shard=shard)
         with live_status("check", enabled=not quiet and output_format is OutputFormat.terminal
                          and output is None) as on_stage:
             runs = run_config(section, config, overrides={"timeout": timeout},
@@ -98,19 +96,22 @@ def check(
         refuse_over_sources(written, result_sources(runs))
         for line in log.notes if log is not None else []:
             say(f"breakscan check: {line}")
-        zoo_lines = gate_zoo_runs(runs, zoo.flaky, expected, update=update_expected,
-                                  allow_improvements=allow_improvements, complete=shard is None)
+        stopped = next((r for r in runs if r.interrupted), None)
+        zoo_lines = gate_zoo_runs(runs, zoo.flaky, expected if stopped is None else None,
+                                  update=update_expected, allow_improvements=allow_improvements,
+                                  complete=shard is None)
         if write_baseline is not None:
             save_baseline(write_baseline, [r.result for r in runs
                                            if r.result is not None and r.error is None])
         write_reports(runs, output_format, output, html=html, durations=write_durations,
                       quiet=quiet)
+        if log is not None and log.failed:
+            raise UsageError(log.failed)
     except BreakscanError as exc:
         fail(exc, debug)
     finally:
         if log is not None:
             log.close()
-    stopped = next((r for r in runs if r.interrupted), None)
     if stopped is not None:
         fail_run(stopped, False)
     for line in zoo_lines:
@@ -120,20 +121,59 @@ def check(
         raise typer.Exit(code)
 
 
+def _results_log(results: Optional[Path], *, resume: bool, shard: Optional[str]):
+    """The ``--results`` file opened (checked, not yet written), or None."""
+    from ..shard_results import ResultsLog
+
+    return ResultsLog(results, resume=resume, shard=shard) if results is not None else None
+
+
+def _refuse_collisions(written: list, config: Path, durations: Optional[Path],
+                       expected: Optional[Path], resumed: Optional[Path],
+                       targets: list[str]) -> None:
+    """Before anything is written: no output onto another output, onto a file this run reads
+    (the config, --durations, --expected, the resumed --results) or onto a target's source."""
+    from ..files import refuse_collisions, refuse_over_sources
+
+    refuse_collisions(written, [("--config", config), ("--durations", durations),
+                                ("--expected", expected), ("--results", resumed)])
+    refuse_over_sources(written, [str(config), *target_sources(*targets)])
+    refuse_unlike_outputs(written)
+
+
+def refuse_unlike_outputs(written: list) -> None:
+    """An existing ``--write-durations`` file that is not a durations file, or an
+    ``--update-expected`` file that is not an expected-counts file, is refused before any
+    scan: a user's JSON is never rewritten (its other keys would be lost)."""
+    from ..expected import read_expected
+    from ..shard import read_durations
+
+    for flag, path in written:
+        if path is None or not os.path.lexists(path) or (
+                os.path.isfile(path) and os.path.getsize(path) == 0):
+            continue
+        try:
+            if flag == "--write-durations":
+                read_durations(path)
+            elif flag == "--expected":
+                read_expected(path)
+        except UsageError as exc:
+            raise UsageError(f"refusing to rewrite {flag} {path}: {exc}") from None
+
+
 def _nothing_to_scan(shard: str, listed: int, results: Optional[Path]) -> None:
     """A shard with no targets passes, says so, and leaves an empty result file (the merge job
     finds every shard's)."""
-    from ..shard_results import ResultsLog
-
     say(f"breakscan check --shard {shard}: no targets in this shard (the config lists "
         f"{listed}); nothing to scan")
-    if results is not None:
-        ResultsLog(results, resume=False, shard=shard).start([])
+    log = _results_log(results, resume=False, shard=shard)
+    if log is not None:
+        log.start([])
+        log.close()
 
 
 def _refuse_flag_mixes(*, results: Optional[Path], resume: bool, shard: Optional[str],
-                       expected: Optional[Path], update_expected: bool,
-                       durations: Optional[Path], write_durations: Optional[Path]) -> None:
+                       expected: Optional[Path], update_expected: bool) -> None:
     """Flags that cannot work together, refused before anything is scanned."""
     if resume and results is None:
         raise UsageError("--resume needs --results FILE (the file to resume)")
@@ -143,10 +183,6 @@ def _refuse_flag_mixes(*, results: Optional[Path], resume: bool, shard: Optional
     if update_expected and expected is None:
         raise UsageError("--update-expected needs --expected FILE (or 'expected' in "
                          "[tool.breakscan])")
-    if write_durations is not None and durations is not None and \
-            write_durations.resolve() == durations.resolve():
-        raise UsageError("--write-durations must not be the --durations file: the other "
-                         "shards split by it while this one runs")
 
 
 def gate_zoo_runs(runs: list, flaky: frozenset, expected: Optional[Path], *, update: bool,
@@ -187,14 +223,22 @@ def write_reports(runs: list, output_format: OutputFormat, output: Optional[Path
 
 def record_durations(path: Path, runs: list) -> None:
     """Each scanned target's wall seconds (its process start included: what a shard spends
-    on it) added to the durations file; a cached or resumed target keeps the time it had."""
+    on it) added to the durations file; a cached or resumed target keeps the time it had. A
+    file that is not a durations file is never rewritten."""
     import json
 
     from ..files import write_atomic
     from ..shard import read_durations
 
-    known = read_durations(path)
+    try:
+        known = read_durations(path)
+    except UsageError as exc:
+        raise UsageError(f"refusing to rewrite --write-durations {path}: {exc}") from None
     for run in runs:
         if run.seconds is not None and not run.cached:
             known[run.target] = run.seconds
-    write_atomic(path, json.dumps(dict(sorted(known.items())), indent=2) + "\n")
+    try:
+        write_atomic(path, json.dumps(dict(sorted(known.items())), indent=2) + "\n")
+    except OSError as exc:
+        raise UsageError(f"cannot write --write-durations {path}: {exc.strerror or exc} (it "
+                         "is unchanged)") from None

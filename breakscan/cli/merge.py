@@ -15,10 +15,10 @@ import typer
 from ..errors import BreakscanError
 from . import flags
 from .application import app
-from .check import gate_zoo_runs, write_reports
+from .check import gate_zoo_runs, refuse_unlike_outputs, write_reports
 from .exits import fail, say
 from .flags import OutputFormat
-from .output import check_output, outputs, result_sources
+from .output import check_output, outputs, target_sources
 
 
 @app.command()
@@ -41,11 +41,10 @@ def merge(
 ) -> None:
     """Merge the shards of a sharded 'breakscan check' into one report and gate it: the same
     verdict as one machine checking every target."""
-    from ..check import load_config, zoo_settings
+    from ..check import config_targets, load_config, zoo_settings
     from ..errors import UsageError
-    from ..files import refuse_over_sources
     from ..result import overall_exit_code
-    from ..shard_results import merge_results
+    from ..shard_results import gated_again, merge_results
 
     try:
         check_output(output, output_format)
@@ -56,10 +55,10 @@ def merge(
                              "[tool.breakscan])")
         written = outputs(output, html) + [("--expected", expected if update_expected
                                             else None), ("--write-durations", write_durations)]
-        refuse_over_sources(written, [str(config), *map(str, files)])
+        _refuse_collisions(written, config, expected, files, section)
         listed = [t.get("target") for t in section["targets"]]  # tables (load_config)
-        runs, notes = merge_results(files, [t for t in listed if isinstance(t, str)])
-        refuse_over_sources(written, result_sources(runs))
+        entries, notes = merge_results(files, [t for t in listed if isinstance(t, str)])
+        runs = gated_again(entries, config_targets(section, config, loadable=False))
         zoo_lines = gate_zoo_runs(runs, zoo.flaky, expected, update=update_expected,
                                   allow_improvements=allow_improvements, complete=True)
         write_reports(runs, output_format, output, html=html, durations=write_durations,
@@ -71,3 +70,17 @@ def merge(
     code = overall_exit_code(runs)  # the expected counts' verdict is in each run's code
     if code:
         raise typer.Exit(code)
+
+
+def _refuse_collisions(written: list, config: Path, expected: Optional[Path],
+                       files: List[Path], section: dict) -> None:
+    """No output onto another, onto a file the merge reads (the config, --expected, a shard's
+    results) or onto a target's source. The files the results name are not asked: they are
+    another machine's, never read here."""
+    from ..files import refuse_collisions, refuse_over_sources
+
+    refuse_collisions(written, [("--config", config), ("--expected", expected),
+                                *(("a results file", f) for f in files)])
+    targets = [t.get("target") for t in section["targets"] if isinstance(t.get("target"), str)]
+    refuse_over_sources(written, [str(config), *target_sources(*targets)])
+    refuse_unlike_outputs(written)

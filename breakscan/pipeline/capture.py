@@ -79,6 +79,18 @@ def lines_run(files: set[str]) -> Iterator[dict[str, set[int]]]:
         sys.settrace(previous)
 
 
+MAX_MODEL_OUTPUT = 1024 * 1024  # a result keeps the last MiB of what the model printed
+
+
+def bounded_output(text: str) -> str:
+    """A model's printed text as a result keeps it: its last :data:`MAX_MODEL_OUTPUT` characters
+    (a result travels to the parent, the cache and a shard's file)."""
+    if len(text) <= MAX_MODEL_OUTPUT:
+        return text
+    return (f"[breakscan kept the last {MAX_MODEL_OUTPUT:,} of {len(text):,} characters the "
+            "model printed]\n" + text[-MAX_MODEL_OUTPUT:])
+
+
 def run_eager(call: ModelCall, *, label: str,
               executed: dict[str, set[int]] | None = None) -> str:
     """Run the model once without Dynamo so its own failures get a clean one-line error.
@@ -104,7 +116,7 @@ def run_eager(call: ModelCall, *, label: str,
             hint = " — check --input-shape / --dtype against what the model expects"
         hint = hint or no_grad_hint(exc, call.training)
         raise as_model_error(exc, label, hint) from exc
-    return out.getvalue()
+    return bounded_output(out.getvalue())
 
 
 RUNTIME_CALLS = 3  # calls counted after the first and the later call; counts are averaged
@@ -220,7 +232,7 @@ class ScanPass:
                           graph_break_logs=list(session.graph_break_logs),
                           recompile_logs=list(session.recompile_logs), code_events=list(events),
                           metrics=metrics, dynamo_log=list(session.dynamo_log),
-                          model_output=session.output.getvalue(), seconds=seconds,
+                          model_output=bounded_output(session.output.getvalue()), seconds=seconds,
                           notes=notes), error, counter_error
 
     def first_call(self) -> RawCapture:
@@ -353,7 +365,7 @@ class ProgramCapture:
             explain=self._recorder.explain.output(), explain_error=None,
             graph_break_logs=list(breaks), recompile_logs=list(recompiles),
             code_events=list(self._events), metrics=read_metrics(notes), dynamo_log=list(other),
-            model_output=self._output.getvalue() if self._output is not None else "",
+            model_output=bounded_output(self._output.getvalue()) if self._output else "",
             seconds=time.perf_counter() - self._started, notes=notes)
         regions = [RawRegion(r.name, r.kind, r.compiled_at, r.calls, r.graph_calls,
                              count_by_key(list(r.python_calls.values())), dict(r.graph_counts))

@@ -13,11 +13,12 @@ from __future__ import annotations
 import importlib.util
 import os
 import runpy
+import signal
 import sys
 import time
 from dataclasses import dataclass
 
-from ..errors import UsageError, describe
+from ..errors import SigintWatch, UsageError, describe, sigint_watched
 from ..options import ProgramOptions
 
 
@@ -47,9 +48,8 @@ def _exit_code(exc: SystemExit) -> int:
 
 def run_program(options: ProgramOptions) -> ProgramOutcome:
     """Run the program to its end; never raises for anything the program does (Ctrl-C and a
-    stop request are let through)."""
-    from ..frames import frames_of, where
-
+    stop request are let through). A KeyboardInterrupt the program raised itself, no SIGINT
+    having come (``errors.sigint_watched``), is its failure: exit 130, as Python's own."""
     saved_argv, saved_path = list(sys.argv), list(sys.path)
     if options.module is not None:
         sys.path.insert(0, os.getcwd())  # what `python -m` puts first
@@ -65,6 +65,18 @@ def run_program(options: ProgramOptions) -> ProgramOutcome:
                              "from the folder that holds it, or install it (pip install -e .)")
     started = time.perf_counter()
     try:
+        with sigint_watched() as sigint:
+            code, error = _execute(options, sigint)
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+    return ProgramOutcome(exit_code=code, error=error, seconds=time.perf_counter() - started)
+
+
+def _execute(options: ProgramOptions, sigint: SigintWatch) -> tuple[int, str | None]:
+    """The program run to its end: (its exit status, the exception that ended it)."""
+    from ..frames import frames_of, where
+
+    try:
         if options.module is not None:
             sys.argv = [options.module] + list(options.args)  # run_module sets argv[0]
             runpy.run_module(options.module, run_name="__main__", alter_sys=True)
@@ -73,16 +85,21 @@ def run_program(options: ProgramOptions) -> ProgramOutcome:
             sys.argv = [str(options.script)] + list(options.args)
             sys.path.insert(0, os.path.dirname(script))  # what `python script.py` puts first
             runpy.run_path(script, run_name="__main__")
-        code, error = 0, None
     except SystemExit as exc:
-        code, error = _exit_code(exc), None
-    except KeyboardInterrupt:
-        raise
+        return _exit_code(exc), None
+    except KeyboardInterrupt as exc:
+        if sigint.received:
+            raise  # Ctrl-C (or a SIGINT the program was sent): breakscan is interrupted
+        return _failed(exc, 128 + signal.SIGINT, where(frames_of(exc), with_function=True))
     except BaseException as exc:  # noqa: BLE001 - the program's own failure, reported
-        code, error = 1, f"{describe(exc)}{where(frames_of(exc), with_function=True)}"
-        import traceback
+        return _failed(exc, 1, where(frames_of(exc), with_function=True))
+    return 0, None
 
-        traceback.print_exc()  # what Python prints for an uncaught exception
-    finally:
-        sys.argv, sys.path[:] = saved_argv, saved_path
-    return ProgramOutcome(exit_code=code, error=error, seconds=time.perf_counter() - started)
+
+def _failed(exc: BaseException, code: int, at: str) -> tuple[int, str]:
+    """An uncaught exception ended the program: its traceback printed as Python prints it, and
+    the exit status Python ends with (130 for KeyboardInterrupt: it ends by SIGINT)."""
+    import traceback
+
+    traceback.print_exception(exc)
+    return code, f"{describe(exc)}{at}"

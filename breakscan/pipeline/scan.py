@@ -21,7 +21,7 @@ from ..analysis.analyse import analyse
 from ..analysis.compile_error import apply_compile_error, compile_error
 from ..analysis.origins import link_module_constants
 from .call import ModelCall, model_call
-from .capture import RawProgram, program_capture, run_eager, scan_pass
+from .capture import RawProgram, bounded_output, program_capture, run_eager, scan_pass
 from ..dynamo.session import (nested_graph_breaks, nested_in_force, recompile_limit,
                               settings_in_force)
 from ..errors import UsageError
@@ -148,7 +148,7 @@ def _capture(loaded: LoadedTarget, call: ModelCall, options: ScanOptions, progre
             executed.setdefault(brk.file, set())
         printed = run_eager(call, label=f"{loaded.spec.name}.{loaded.method}",
                             executed=executed)
-        result.model_output = printed + result.model_output
+        result.model_output = bounded_output(printed + result.model_output)
         progress("later call", result)
         apply_later_call(result, calls.later_call(), executed)
         unchanged = {(c.cls, c.attr, repr(c.value)) for c in module_constants(loaded.model)}

@@ -24,7 +24,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ..errors import EXIT_INTERNAL, EXIT_MODEL_FAILED
+from ..errors import EXIT_INTERNAL, EXIT_MODEL_FAILED, SigintWatch, sigint_watched
 from ..result import ScanResult
 from ..startup import keep_torch_import_notices
 from .leftovers import become_subreaper, end_processes, work_mark
@@ -133,12 +133,14 @@ def _end_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="breakscan-parent-watch", daemon=True).start()
 
 
-def _ending(exc: BaseException, stage: str) -> tuple[str, int]:
+def _ending(exc: BaseException, stage: str, *, signalled: bool = True) -> tuple[str, int]:
     """The one-line error and exit code of a job that raised ``exc`` during ``stage``: its own
     line for a :class:`~breakscan.errors.BreakscanError`; exit 3 naming the model's line for
     anything the model's code raised, in whatever stage (``errors.raised_by_breakscan`` decides
-    by the traceback's frames); exit 4 only for breakscan's own bug."""
-    from ..errors import BreakscanError, as_model_error, describe, raised_by_breakscan
+    by the traceback's frames), a KeyboardInterrupt too when no SIGINT came (not
+    ``signalled``); exit 4 only for breakscan's own bug."""
+    from ..errors import (BreakscanError, as_model_error, describe, raised_by_breakscan,
+                          raised_interrupt)
 
     if isinstance(exc, BreakscanError):
         return str(exc), exc.exit_code
@@ -147,7 +149,9 @@ def _ending(exc: BaseException, stage: str) -> tuple[str, int]:
 
         return f"ran out of memory{memory_limit_note()} (MemoryError)", EXIT_MODEL_FAILED
     if isinstance(exc, KeyboardInterrupt):
-        return "interrupted", EXIT_MODEL_FAILED
+        if signalled:
+            return "interrupted", EXIT_MODEL_FAILED
+        return str(raised_interrupt(exc, f"during {stage}, the model")), EXIT_MODEL_FAILED
     if not raised_by_breakscan(exc):
         return str(as_model_error(exc, f"during {stage}, the model")), EXIT_MODEL_FAILED
     return (f"internal error in breakscan: {describe(exc)} (please report it; --debug shows the "
@@ -163,7 +167,7 @@ def run_here(job: str, request: dict[str, Any], *, target: str,
     caller's imports (:func:`_modules_put_back`)."""
     from ..result import ModelRun
 
-    with _modules_put_back():
+    with _modules_put_back(), sigint_watched() as sigint:
         stage = "start-up"
 
         def entered(name: str, result: Any = None) -> None:
@@ -174,8 +178,10 @@ def run_here(job: str, request: dict[str, Any], *, target: str,
 
         try:
             result = _job_function(job)(request, entered, lambda text: None)
-        except Exception as exc:  # noqa: BLE001 - as a child reports it; Ctrl-C stays Ctrl-C
-            message, code = _ending(exc, stage)
+        except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - as a child reports it
+            if isinstance(exc, KeyboardInterrupt) and sigint.received:
+                raise  # Ctrl-C stays Ctrl-C; the model's own KeyboardInterrupt is its failure
+            message, code = _ending(exc, stage, signalled=False)
             return ModelRun(target=target, result=None, exit_code=code, stage=stage,
                             error=message, detail=traceback.format_exc())
         return ModelRun(target=target, result=result)
@@ -230,13 +236,15 @@ def _child_main(work: Path) -> int:
     os.environ["BREAKSCAN_WORK"] = str(work)
     request = json.loads((work / "request.json").read_text())
     reporter = imported._STOP_REPORTER = _Reporter(work)
+    sigint = SigintWatch(received=True)  # until watched: a KeyboardInterrupt is Ctrl-C's
     try:
         _limit_memory(request.get("memory_limit_mb"))
         job = _job_function(request["job"])
-        result = job(request["request"], reporter.stage, reporter.progress)
+        with sigint_watched() as sigint:  # no SIGINT came: the model raised it itself
+            result = job(request["request"], reporter.stage, reporter.progress)
         reporter.save(result)
     except BaseException as exc:  # noqa: BLE001 - everything becomes a one-line error
-        message, code = _ending(exc, reporter.current)
+        message, code = _ending(exc, reporter.current, signalled=sigint.received)
         reporter.emit(error=message, exit_code=code, traceback=traceback.format_exc())
         return 0
     reporter.emit(done=True)

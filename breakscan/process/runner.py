@@ -29,20 +29,36 @@ def scan_isolated(target: str, options: ScanOptions, limits: Limits = Limits(), 
 def scan_in_process(target: str, options: ScanOptions) -> ModelRun:
     """The same scan in this process, with no time or memory limit (a model that hangs hangs
     the caller): for callers that control the model, and for tests of what follows the scan.
-    What the model's code raised in any stage ends the run as in a child (exit 3, its line);
-    breakscan's own bug propagates."""
-    from ..errors import BreakscanError, as_model_error, raised_by_breakscan
+    What the model's code raised in any stage ends the run as in a child (exit 3, its line),
+    a KeyboardInterrupt too when no SIGINT came (``errors.sigint_watched``); breakscan's own bug
+    and Ctrl-C propagate."""
+    from ..errors import (BreakscanError, as_model_error, raised_by_breakscan,
+                          raised_interrupt, sigint_watched)
     from ..pipeline.scan import scan
 
-    try:
-        return ModelRun(target=target, result=scan(target, options))
-    except BreakscanError as exc:
-        return ModelRun(target=target, result=None, error=str(exc), exit_code=exc.exit_code)
-    except Exception as exc:
-        if raised_by_breakscan(exc):
-            raise
-        return ModelRun(target=target, result=None, error=str(as_model_error(exc, "the model")),
-                        exit_code=EXIT_MODEL_FAILED)
+    stage = "start-up"
+
+    def entered(name: str, result: Any = None) -> None:
+        nonlocal stage
+        stage = name
+
+    with sigint_watched() as sigint:
+        try:
+            return ModelRun(target=target, result=scan(target, options, on_stage=entered))
+        except BreakscanError as exc:
+            return ModelRun(target=target, result=None, error=str(exc), exit_code=exc.exit_code)
+        except KeyboardInterrupt as exc:
+            if sigint.received:
+                raise  # Ctrl-C
+            error = raised_interrupt(exc, f"during {stage}, the model")
+            return ModelRun(target=target, result=None, error=str(error), stage=stage,
+                            exit_code=EXIT_MODEL_FAILED)
+        except Exception as exc:
+            if raised_by_breakscan(exc):
+                raise
+            return ModelRun(target=target, result=None,
+                            error=str(as_model_error(exc, "the model")),
+                            exit_code=EXIT_MODEL_FAILED)
 
 
 def run_model(target: str, options: ScanOptions, gate: GateOptions | None,

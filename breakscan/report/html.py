@@ -8,12 +8,13 @@ characters are shown as ``\\xNN`` first, as the terminal report does.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
-from markupsafe import Markup
+from markupsafe import Markup, escape
 from pygments import highlight, lex
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import DiffLexer, PythonLexer
@@ -24,11 +25,12 @@ from ..result import Comparison, ModelRun, ScanResult
 from ..stats import ratio
 from ..verdicts import Fix
 from ..rules import finding_status, rule_for
-from ..frames import display_path, is_user_file, source_allowed, split_location
+from ..frames import display_path, is_user_file, split_location
+from .excerpts import shown_lines
 from ..result import whole as count
 from .html_kernels import (KernelChip, finding_anchor, ir_rows, kernel_rows,
                            source_chips)
-from .literal import printable, scrubbed
+from .literal import output_tail, printable, scrubbed
 from .wording import (compile_error_advice, calls_line, fixes_baseline, calls_text, chain_step, compared_speedup,
                       compared_timing, compared_total, fires_text, fix_numbers, gate_status,
                       hint_classes_text, median_iqr, ms, noise_note, outputs_verdict, random_note, own_hints,
@@ -38,6 +40,7 @@ from .wording import (compile_error_advice, calls_line, fixes_baseline, calls_te
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 GRAPH_COLOURS = 6  # CSS classes g0..g5 cycle over the graphs
 MAX_FULL_FILE_LINES = 600  # longer files show only windows around the marked lines
+ZOO_PAGE_RUNS = 20  # a page of more models shows every file as windows (500 whole files: MBs)
 WINDOW = 12  # lines of context either side of a marked line in a long file
 _PYGMENTS_STYLE = "default"
 _REGISTRY_PREFIX = REGISTRY_URL.split("{", 1)[0]
@@ -46,7 +49,7 @@ _REGISTRY_PREFIX = REGISTRY_URL.split("{", 1)[0]
 @dataclass
 class SourceLine:
     number: int
-    tokens: list[tuple[str, str]]  # (pygments css class, text): escaped by jinja
+    code: Markup  # the line's tokens as spans, each text escaped (:func:`_code_lines`)
     classes: list[str] = field(default_factory=list)
     labels: list[tuple[str, str]] = field(default_factory=list)  # (text, href)
     kernels: list[KernelChip] = field(default_factory=list)  # --kernels: made from this line
@@ -73,6 +76,7 @@ def _environment() -> Environment:
     env.filters["noise_note"] = noise_note
     env.filters["random_note"] = random_note
     env.filters["count"] = count
+    env.filters["output_tail"] = output_tail
     return env
 
 
@@ -80,6 +84,19 @@ def _css_class(ttype: Any) -> str:
     while ttype not in STANDARD_TYPES:
         ttype = ttype.parent
     return STANDARD_TYPES[ttype]
+
+
+@functools.lru_cache(maxsize=32)
+def _code_lines(text: str) -> tuple[Markup, ...]:
+    """Each line of Python source as HTML: a ``<span class>`` per token (pygments' own short
+    class names) around its escaped text, built once per text (a zoo's page shows one file for
+    many models; a page of 500 models spent most of its time on per-token template work)."""
+    lines = _tokens_by_line(text)
+    if lines and not lines[-1]:
+        lines.pop()
+    return tuple(Markup("").join(Markup('<span class="{}">{}</span>').format(cls, part)
+                                 if cls else escape(part) for cls, part in line)
+                 for line in lines)
 
 
 def _tokens_by_line(text: str) -> list[list[tuple[str, str]]]:
@@ -102,18 +119,14 @@ def _highlight_diff(diff: str) -> Markup:
                             HtmlFormatter(nowrap=True)))
 
 
-def _read(path: str, roots: list[str] | None = None) -> str | None:
-    if not source_allowed(path, roots):
-        return None
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read()
-    except (OSError, ValueError):
-        return None
+def _read(path: str, result: ScanResult) -> str | None:
+    """The file's text as the report may show it (``excerpts``), or None."""
+    lines = shown_lines(result, path)
+    return "".join(lines) if lines else None
 
 
 def _source_views(result: ScanResult, section: str,
-                  chips: dict[tuple[str, int], list[KernelChip]]
+                  chips: dict[tuple[str, int], list[KernelChip]], *, whole: int = MAX_FULL_FILE_LINES
                   ) -> tuple[list[SourceView], dict[int, str], dict[tuple[str, int], str]]:
     """One view per user file the breaks, graphs and kernels touch; also each break's line
     anchor and the anchor of every line shown."""
@@ -135,14 +148,12 @@ def _source_views(result: ScanResult, section: str,
     break_anchor: dict[int, str] = {}
     shown: dict[tuple[str, int], str] = {}
     for k, path in enumerate(files):
-        text = _read(path, result.source_roots)
+        text = _read(path, result)
         if text is None:
             continue
         anchor = f"{section}-f{k}"
-        tokens = _tokens_by_line(printable(text.replace("\r\n", "\n")))
-        if tokens and not tokens[-1]:
-            tokens.pop()
-        lines = [SourceLine(n, toks) for n, toks in enumerate(tokens, 1)]
+        code = _code_lines(printable(text.replace("\r\n", "\n")))
+        lines = [SourceLine(n, html) for n, html in enumerate(code, 1)]
         marked: set[int] = set()
         for n, graphs in graph_lines.get(path, {}).items():
             if 1 <= n <= len(lines):
@@ -164,7 +175,7 @@ def _source_views(result: ScanResult, section: str,
                 lines[n - 1].kernels = found
                 lines[n - 1].classes += found[0].css.split()[1:]  # its first kernel's colour
                 marked.add(n)
-        if len(lines) > MAX_FULL_FILE_LINES:
+        if len(lines) > whole:
             lines = _windows(lines, marked)
         views.append(SourceView(anchor, path, display_path(path), lines))
         shown.update({(path, line.number): f"{anchor}-L{line.number}" for line in lines})
@@ -260,7 +271,7 @@ def _break_views(result: ScanResult, section: str,
     return views, [f for f in result.fixes if id(f) not in used]
 
 
-def _section(run: ModelRun, k: int) -> dict[str, Any]:
+def _section(run: ModelRun, k: int, zoo: bool = False) -> dict[str, Any]:
     anchor = f"model-{k}"
     view: dict[str, Any] = {"anchor": anchor, "run": run, "target": printable(run.target),
                             "error": printable(run.error) if run.error else None,
@@ -268,7 +279,8 @@ def _section(run: ModelRun, k: int) -> dict[str, Any]:
     if run.result is None:
         return view
     result: ScanResult = scrubbed(run.result)
-    sources, anchors, shown = _source_views(result, anchor, source_chips(result, anchor))
+    sources, anchors, shown = _source_views(result, anchor, source_chips(result, anchor),
+                                            whole=0 if zoo else MAX_FULL_FILE_LINES)
     breaks, other_fixes = _break_views(result, anchor, anchors)
     t = result.timings
     view.update({
@@ -332,7 +344,8 @@ def to_html(runs: list[ModelRun], *, title: str = "breakscan report",
     """One self-contained HTML page for these runs (and, with ``comparison``, A vs B)."""
     if not runs and comparison is not None:
         runs = [comparison.a, comparison.b]
-    sections = [_section(run, k) for k, run in enumerate(runs, 1)]
+    zoo = len(runs) > ZOO_PAGE_RUNS
+    sections = [_section(run, k, zoo) for k, run in enumerate(runs, 1)]
     overview = [{"anchor": s["anchor"], "target": s["target"], "status": _status(s["run"]),
                  "summary": s["result"].summary if "result" in s else None,
                  "varied": "result" in s and s["result"].recompiles is not None}

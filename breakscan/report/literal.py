@@ -8,6 +8,7 @@ the whole result), and the terminal's tables go through :class:`LiteralTable`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from typing import Any
 
@@ -22,18 +23,56 @@ def printable(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
+OUTPUT_TAIL_LINES = 200  # what a report shows of a model's output: its last lines
+OUTPUT_TAIL_CHARS = 64 * 1024
+
+
+def output_tail(text: str) -> str:
+    """The end of what a model printed, bounded (a model printing megabytes would take minutes
+    to lay out, and its last lines are the ones that say how it ended), with a first line saying
+    what was left out."""
+    text = text.rstrip()
+    tail = text[-OUTPUT_TAIL_CHARS:]
+    lines = tail.split("\n")
+    if len(tail) < len(text):
+        lines = lines[1:]  # a line cut part-way
+    lines = lines[-OUTPUT_TAIL_LINES:]
+    shown = "\n".join(lines)
+    if len(shown) == len(text):
+        return text
+    left = text.count("\n") + 1 - len(lines)
+    return f"[the first {left:,} line(s) left out; the last {len(lines)} follow]\n{shown}"
+
+
+SHOWN_LATER = ("sources",)  # fields each reporter makes printable where it shows them
+
+
 def scrubbed(value: Any) -> Any:
-    """A copy of a result with every string made printable: reporters show model-made text."""
-    if isinstance(value, str):
+    """A copy of a result with every string made printable: reporters show model-made text.
+    The carried source lines are left as they are: the excerpt a report shows is made printable
+    there (a result carries whole files it shows a few lines of)."""
+    kind = type(value)
+    if kind is str:
         return printable(value)
-    if isinstance(value, list):
+    if kind in _UNCHANGED:
+        return value
+    if kind is list:
         return [scrubbed(v) for v in value]
-    if isinstance(value, dict):
+    if kind is dict:
         return {k: scrubbed(v) for k, v in value.items()}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.replace(value, **{f.name: scrubbed(getattr(value, f.name))
-                                             for f in dataclasses.fields(value) if f.init})
+        return dataclasses.replace(value, **{
+            name: getattr(value, name) if name in SHOWN_LATER else scrubbed(getattr(value, name))
+            for name in _init_fields(kind)})
     return value
+
+
+_UNCHANGED = (int, float, bool, type(None))
+
+
+@functools.lru_cache(maxsize=None)
+def _init_fields(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls) if f.init)
 
 
 class LiteralTable(Table):

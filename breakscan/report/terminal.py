@@ -26,7 +26,7 @@ from ..result import Comparison, ModelRun, ScanResult
 from ..result import whole as count
 from ..rules import Rule, finding_status
 from .catalogue import rule_fixes
-from .literal import LiteralTable, printable, scrubbed
+from .literal import LiteralTable, output_tail, printable, scrubbed
 from .terminal_breaks import print_breaks
 from .terminal_fixes import AB_STYLE, print_fixes
 from .terminal_kernels import print_kernels
@@ -101,7 +101,7 @@ def _print_output_and_logs(result: ScanResult, console: Console) -> None:
     if result.model_output:
         console.print(Text("the program's output:" if result.kind == "program" else
                            "model output during the scan:", style="dim"))
-        console.print(Text(result.model_output.rstrip()))
+        console.print(Text(output_tail(result.model_output)))
     for line in result.dynamo_log:
         console.print(Text(line, style="dim"))
 

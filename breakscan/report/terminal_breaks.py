@@ -12,7 +12,8 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from ..frames import display_path, provenance_frame, source_lines
+from ..frames import display_path, provenance_frame
+from .excerpts import shown_lines
 from ..records import RootBreak
 from ..result import ScanResult
 from ..rules import rule_for
@@ -27,7 +28,7 @@ CONTEXT_LINES = 2
 def print_breaks(result: ScanResult, console: Console) -> None:
     """A failing compile's panel, then the breaks worst first (or that there are none)."""
     if result.compile_error is not None:
-        console.print(_compile_error_panel(result.compile_error))
+        console.print(_compile_error_panel(result.compile_error, result))
     if not result.breaks:
         if result.compile_error is None:
             console.print(Text("No graph breaks: Dynamo captured every frame it saw.",
@@ -38,8 +39,8 @@ def print_breaks(result: ScanResult, console: Console) -> None:
         console.print(_break_panel(rank, brk, result))
 
 
-def _excerpt(brk: RootBreak, roots: list[str] | None = None) -> Syntax | Text:
-    lines = source_lines(brk.file, roots)
+def _excerpt(brk: RootBreak, result: ScanResult) -> Syntax | Text:
+    lines = shown_lines(result, brk.file)
     if not lines:
         return Text(f"{brk.line}: {brk.code}")
     start = max(1, brk.line - CONTEXT_LINES)
@@ -55,7 +56,7 @@ def _break_panel(rank: int, brk: RootBreak, result: ScanResult) -> Panel:
     title.append(brk.category, style="bold magenta")
     title.append(f"  {brk.gb_id or '-'}  {display_path(brk.file)}:{brk.line}")
     title.append(f"  in {brk.function}()" if brk.function else "")
-    body: list = [_break_facts(brk, result), _excerpt(brk, result.source_roots)]
+    body: list = [_break_facts(brk, result), _excerpt(brk, result)]
     if len(brk.call_chain) > 1:
         body.append(Text("call chain: ", style="dim") + Text(
             " → ".join(chain_step(f) for f in brk.call_chain)))
@@ -117,7 +118,7 @@ def _break_facts(brk: RootBreak, result: ScanResult) -> Text:
     return meta
 
 
-def _compile_error_panel(error: Any) -> Panel:
+def _compile_error_panel(error: Any, result: ScanResult) -> Panel:
     with_backend = f" (backend={error.backend})" if error.backend else ""
     title = Text(f"torch.compile{with_backend} fails", style="bold red")
     if error.file:
@@ -128,7 +129,7 @@ def _compile_error_panel(error: Any) -> Panel:
             owner=error.owner, category="", gb_id=None, gb_type="", file=error.file,
             line=error.line, code=error.code, function="", call_chain=[], explanation="",
             hints=[], suggestion="", doc_url=None, records=0, explain_reasons=0,
-            resume_functions=[])))
+            resume_functions=[]), result))
     if len(error.call_chain) > 1:
         body.append(Text("call chain: ", style="dim") + Text(" → ".join(
             chain_step(f) for f in error.call_chain)))

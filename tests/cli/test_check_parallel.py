@@ -52,9 +52,10 @@ def test_parallel_check_keeps_the_configured_order_and_the_worst_exit_code(tmp_p
 
 def test_each_parallel_scan_gets_its_share_of_the_cores(tmp_path):
     """-j 2: each child runs with cores // 2 threads (OMP_NUM_THREADS, read by torch)."""
-    shutil.copy(FIXTURES / "models" / "reports_threads.py", tmp_path / "reports_threads.py")
+    for name in ("reports_threads.py", "reports_threads_2.py"):  # one target per entry
+        shutil.copy(FIXTURES / "models" / "reports_threads.py", tmp_path / name)
     folder = _project(tmp_path, _target("reports_threads.py:ReportsThreads")
-                      + _target("reports_threads.py:ReportsThreads", shape="4,16"))
+                      + _target("reports_threads_2.py:ReportsThreads", shape="4,16"))
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     proc = subprocess.run([sys.executable, "-m", "breakscan", "check", "-j", "2", "--no-cache",
                            "-f", "json"], cwd=folder, env=env, capture_output=True, text=True,
@@ -119,8 +120,9 @@ def test_concurrent_checks_share_the_cache_safely(tmp_path):
 
 
 def test_ctrl_c_stops_every_parallel_scan(tmp_path):
+    shutil.copy(MISBEHAVING, tmp_path / "misbehaving_2.py")  # one target per entry
     folder = _project(tmp_path, _target(f"{MISBEHAVING}:SleepsOnLaterCalls", "2,3")
-                      + _target(f"{MISBEHAVING}:SleepsOnLaterCalls", "3,3"))
+                      + _target(f"{tmp_path / 'misbehaving_2.py'}:SleepsOnLaterCalls", "3,3"))
     env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "COLUMNS")}
     env["TMPDIR"] = str(tmp_path)
     proc = subprocess.Popen([sys.executable, "-m", "breakscan", "check", "-j", "2",

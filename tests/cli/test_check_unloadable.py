@@ -31,14 +31,14 @@ def test_targets_that_cannot_load_are_refused_without_a_process(tmp_path):
     (tmp_path / "pkg" / "model.py").write_text(textwrap.dedent(MODEL))
     marker = tmp_path / "imported"
     targets = ["pkg/model.py:Nett", "pkg.model:Other", "pkg.missing:Net", "nosuchpkg.model:Net",
-               "missing.py:Net"] * 4
+               "missing.py:Net"]
     config = tmp_path / "pyproject.toml"
     config.write_text('[tool.breakscan]\ninput-shape = ["2,3"]\n' + "".join(
         f'[[tool.breakscan.targets]]\ntarget = "{t}"\n' for t in targets))
     proc = run_cli("check", "-f", "json", "--no-cache", cwd=tmp_path,
                    env={"IMPORTED_MARKER": str(marker)})
     doc = json.loads(proc.stdout)
-    assert (proc.returncode, doc["exit_code"], len(doc["models"])) == (2, 2, 20)
+    assert (proc.returncode, doc["exit_code"], len(doc["models"])) == (2, 2, 5)
     assert not marker.exists()  # no scan process imported the model
     no_module = ("no module named {!r} importable from " + str(tmp_path) + ": run breakscan "
                  "from the folder that holds it (or add that folder to PYTHONPATH), or pass its "

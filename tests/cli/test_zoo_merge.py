@@ -210,3 +210,146 @@ def test_resume_and_expected_refuse_what_cannot_work(zoo):
     proc = run_cli("merge", "s1.json", "s2.json", "s3.json", "-o", "s1.json", "-f", "json",
                    cwd=folder)
     assert proc.returncode == 2 and "s1.json" in proc.stderr
+
+
+# Issue 42: the shards' files are untrusted, the user's files precious.
+
+SECRET = "tok-9d2e-NEVER-SHOWN"
+
+
+def _forge(folder, name: str, change) -> str:
+    """A copy of shard 2's file (tensor_branch.py:TensorIf, a real break) with ``change``
+    applied to its run's fields."""
+    line = json.loads((folder / "s2.json").read_text())
+    change(line["fields"]["run"]["fields"])
+    (folder / name).write_text(json.dumps(line) + "\n")
+    return name
+
+
+def test_merge_shows_no_file_a_results_line_names(zoo, tmp_path):
+    """A line naming /proc/self/environ and a private file outside the project (with a root of
+    its choosing): neither reaches the terminal (a CI log), the HTML or any other format; the
+    merge still shows the real excerpts, carried from the shard, even when the model's file
+    on the merging machine says something else."""
+    folder = zoo[0]
+    private = tmp_path / "keys.py"
+    private.write_text("".join(f"key_{n} = '{SECRET}'\n" for n in range(30)))
+
+    def hostile(fields):
+        result = fields["result"]["fields"]
+        brk = result["breaks"][0]
+        result["breaks"] += [dict(brk, fields=dict(brk["fields"], file=path, line=line))
+                             for path, line in (("/proc/self/environ", 1), (str(private), 3))]
+        result["source_roots"] = ["/"]
+        result["sources"] = None
+    forged = _forge(folder, "forged_env.json", hostile)
+    merge_dir = tmp_path / "merge"
+    merge_dir.mkdir()
+    for name in ("s1.json", forged, "s3.json", "pyproject.toml", "item_logging.py"):
+        shutil.copy(folder / name, merge_dir / name)
+    original = (folder / "tensor_branch.py").read_text()  # the same classes, other lines
+    (merge_dir / "tensor_branch.py").write_text("# CHANGED_HERE\n" * 10 + original)
+    env = {"BREAKSCAN_TEST_SECRET": SECRET}
+    shown = ""
+    for fmt in ("terminal", "markdown", "json", "sarif", "github", "junit"):
+        proc = run_cli("merge", "s1.json", forged, "s3.json", "-f", fmt, "--html", f"{fmt}.html",
+                       cwd=merge_dir, env=env)
+        assert proc.returncode == 0, proc.stderr
+        shown += proc.stdout + proc.stderr + (merge_dir / f"{fmt}.html").read_text()
+    assert SECRET not in shown and "key_3" not in shown and "HOME=" not in shown
+    assert "CHANGED_HERE" not in shown
+    assert "if h.sum() > 0:" in shown  # tensor_branch.py's real line, carried
+
+
+def test_merge_gates_every_line_again_under_the_config(zoo):
+    folder = zoo[0]
+    config = (folder / "pyproject.toml").read_text()
+    (folder / "tight.toml").write_text(config.replace("[tool.breakscan]\n",
+                                                      "[tool.breakscan]\nmax-breaks = 0\n", 1))
+    proc = run_cli("merge", "s1.json", "s2.json", "s3.json", "--config", "tight.toml", "-q",
+                   cwd=folder)
+    assert proc.returncode == 1, proc.stderr  # LogInsideForward breaks: tightened, it fails
+    forged = _forge(folder, "forged_exit.json", lambda f: (
+        f.update(exit_code=0), f["result"]["fields"]["summary"]["fields"].update(
+            graph_break_count=99)))
+    (folder / "lax.toml").write_text(config.replace("max-breaks = 0\n", "max-breaks = 5\n")
+                                     .replace(f'flaky = ["{FLAKY}"]\n', ""))
+    proc = run_cli("merge", "s1.json", forged, "s3.json", "--config", "lax.toml", "-f", "json",
+                   cwd=folder)
+    models = {m["target"]: m for m in json.loads(proc.stdout)["models"]}
+    assert proc.returncode == 1 and models[FLAKY]["exit_code"] == 1
+    assert models[FLAKY]["result"]["gate"]["checks"][0]["actual"] == 99
+    (folder / "other.toml").write_text(config.replace('input-shape = ["8,16"]',
+                                                      'input-shape = ["4,16"]'))
+    proc = run_cli("merge", "s1.json", "s2.json", "s3.json", "--config", "other.toml",
+                   cwd=folder)
+    assert proc.returncode == 2 and "4 result(s) made with other scan options than the " \
+        "config gives: item_logging.py:LogInsideForward (input_shapes: ['8,16'], the config " \
+        "gives ['4,16'])" in proc.stderr
+
+
+def test_no_output_lands_on_a_file_the_run_reads_or_a_user_file(zoo):
+    folder = zoo[0]
+    (folder / "notes.json").write_text('{"author": "me", "targets": ["x"]}')
+    (folder / "NOTES.md").write_text("# mine\n")
+    before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    cases = [
+        (("check", "--results", "NOTES.md"), "refusing to write --results NOTES.md"),
+        (("check", "--results", "item_logging.py"), "refusing to write --results"),
+        (("check", "--shard", "1/3", "--durations", "s2.json", "--results", "s2.json"),
+         "refusing to write --results s2.json: it is the --durations file"),
+        (("check", "--results", "r.json", "-f", "json", "-o", "r.json"),
+         "-o and --results name one file"),
+        (("merge", "s1.json", "s2.json", "s3.json", "--expected", "zoo.json", "-f", "json",
+          "-o", "zoo.json"), "refusing to write -o zoo.json: it is the --expected file"),
+        (("merge", "s1.json", "s2.json", "s3.json", "--expected", "zoo.json",
+          "--write-durations", "zoo.json"), "it is the --expected file"),
+        (("merge", "s1.json", "s2.json", "s3.json", "--write-durations", "notes.json"),
+         "refusing to rewrite --write-durations notes.json"),
+        (("merge", "s1.json", "s2.json", "s3.json", "--expected", "notes.json",
+          "--update-expected"), "refusing to rewrite --expected notes.json"),
+        (("merge", "s1.json", "s2.json", "s3.json", "--write-durations", "no/such/d.json"),
+         "cannot write --write-durations no/such/d.json"),
+        (("merge", "s1.json", "s2.json", "s3.json", "--write-durations", "."),
+         "--write-durations ."),
+    ]
+    if not (folder / "zoo.json").exists():
+        _expected(folder, "--update-expected")
+        before["zoo.json"] = (folder / "zoo.json").read_bytes()
+    for args, says in cases:
+        proc = run_cli(*args, cwd=folder, timeout=60)
+        assert proc.returncode == 2 and says in proc.stderr, (args, proc.stderr)
+        assert proc.stderr.count("\n") == 1, proc.stderr
+    after = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+    assert {k: v for k, v in after.items() if k in before} == before
+
+
+def test_special_files_as_inputs_are_refused_at_once(zoo):
+    folder = zoo[0]
+    if not (folder / "pipe").exists():
+        os.mkfifo(folder / "pipe")
+    for args in (("merge", "pipe"), ("merge", "/dev/zero"),
+                 ("merge", "s1.json", "s2.json", "s3.json", "--expected", "pipe"),
+                 ("check", "--shard", "1/3", "--durations", "/dev/zero")):
+        proc = run_cli(*args, cwd=folder, timeout=30)
+        assert proc.returncode == 2 and "not a regular file" in proc.stderr, (args, proc.stderr)
+
+
+def test_a_full_disk_during_merge_is_one_line_and_the_file_unchanged(zoo):
+    import resource
+
+    folder = zoo[0]
+    (folder / "d.json").write_text('{"old.py:Net": 1.5}\n')
+
+    def small_disk():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (10, resource.RLIM_INFINITY))
+
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "COLUMNS")}
+    proc = subprocess.run([sys.executable, "-m", "breakscan", "merge", "s1.json", "s2.json",
+                           "s3.json", "-q", "--write-durations", "d.json"], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=120, preexec_fn=small_disk)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.endswith("breakscan: error: cannot write --write-durations d.json: File "
+                                "too large (it is unchanged)\n")
+    assert (folder / "d.json").read_text() == '{"old.py:Net": 1.5}\n'

@@ -100,5 +100,5 @@ def test_result_files_are_data_and_refused_in_one_line(tmp_path, run):
     other.write_text(good)
     with pytest.raises(UsageError, match="config does not list: model.py:Net"):
         merge_results([other], [])
-    runs, notes = merge_results([other], ["model.py:Net"])
-    assert [r.target for r in runs] == ["model.py:Net"] and notes == []
+    entries, notes = merge_results([other], ["model.py:Net"])
+    assert [e.run.target for e in entries] == ["model.py:Net"] and notes == []

@@ -63,8 +63,14 @@ def test_a_bad_shard_is_one_line(text, env):
 def test_a_durations_file_is_data(tmp_path):
     path = tmp_path / "durations.json"
     assert read_durations(path) == {}
-    path.write_text(json.dumps({"a": 1.5, "b": "__import__('os')", "c": True, "d": -1, "e": 2}))
+    path.write_text(json.dumps({"a": 1.5, "e": 2}))
     assert read_durations(path) == {"a": 1.5, "e": 2.0}
+    # Issue 42: a value that is not a duration is refused, never silently dropped (a rewrite
+    # would lose it): a string, a bool, a negative, NaN, Infinity, 401 digits
+    for bad in ('"__import__(\'os\')"', "true", "-1", "NaN", "Infinity", "1e999", "9" * 401):
+        path.write_text('{"a": 1.5, "b": ' + bad + "}")
+        with pytest.raises(UsageError, match="'b'|not a duration|is not a durations file"):
+            read_durations(path)
     path.write_text("[1, 2]")
     with pytest.raises(UsageError):
         read_durations(path)

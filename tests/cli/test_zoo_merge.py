@@ -353,3 +353,14 @@ def test_a_full_disk_during_merge_is_one_line_and_the_file_unchanged(zoo):
     assert proc.stderr.endswith("breakscan: error: cannot write --write-durations d.json: File "
                                 "too large (it is unchanged)\n")
     assert (folder / "d.json").read_text() == '{"old.py:Net": 1.5}\n'
+    if not (folder / "zoo.json").exists():
+        _expected(folder, "--update-expected")
+    committed = (folder / "zoo.json").read_bytes()
+    proc = subprocess.run([sys.executable, "-m", "breakscan", "merge", "s1.json", "s2.json",
+                           "s3.json", "-q", "--expected", "zoo.json", "--update-expected"],
+                          cwd=folder, env=env, capture_output=True, text=True, timeout=120,
+                          preexec_fn=small_disk)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.endswith("breakscan: error: cannot write --expected zoo.json: File too "
+                                "large (it is unchanged)\n")
+    assert (folder / "zoo.json").read_bytes() == committed

@@ -276,7 +276,9 @@ class SourceExcerpt:
     """A file's lines a report shows, carried in a result (see ``ScanResult.sources``)."""
 
     line_count: int  # the whole file's (a report shows a long file as windows)
-    lines: dict[int, str]  # line number -> its text, with its line end
+    # (first line number, the lines from it on, each with its line end): the whole file, or
+    # windows around the lines the result names
+    windows: list[tuple[int, list[str]]]
 
 
 @dataclass

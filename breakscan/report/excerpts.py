@@ -64,9 +64,19 @@ def carry_sources(result: ScanResult) -> dict[str, SourceExcerpt]:
         else:
             keep = sorted({n for line in lines
                            for n in range(max(1, line - WINDOW), min(len(text), line + WINDOW) + 1)})
-        carried[file] = SourceExcerpt(line_count=len(text),
-                                      lines={n: text[n - 1] for n in keep})
+        carried[file] = SourceExcerpt(line_count=len(text), windows=_windows(keep, text))
     return carried
+
+
+def _windows(numbers: Any, text: list[str]) -> list[tuple[int, list[str]]]:
+    """Runs of consecutive line numbers (ascending) as (first, their lines)."""
+    windows: list[tuple[int, list[str]]] = []
+    for n in numbers:
+        if windows and windows[-1][0] + len(windows[-1][1]) == n:
+            windows[-1][1].append(text[n - 1])
+        else:
+            windows.append((n, [text[n - 1]]))
+    return windows
 
 
 def from_file(result: ScanResult) -> ScanResult:
@@ -75,14 +85,15 @@ def from_file(result: ScanResult) -> ScanResult:
     result.source_roots = []
     kept: dict[str, SourceExcerpt] = {}
     for file, excerpt in list((result.sources or {}).items())[:MAX_CARRIED_FILES]:
-        numbers = [n for n in excerpt.lines if 0 < n <= excerpt.line_count]
-        if not numbers:
+        windows = [(first, lines) for first, lines in excerpt.windows
+                   if 0 < first and first + len(lines) - 1 <= excerpt.line_count and lines]
+        if not windows:
             continue
         # A longer file is shown as windows around lines it carries: the lines past its last
         # window are never shown, so they are not made (a forged count cannot cost time).
-        shown = max(max(numbers) + WINDOW + 1, WHOLE_FILE_LINES + 1)
-        kept[file] = SourceExcerpt(line_count=min(excerpt.line_count, shown),
-                                   lines={n: excerpt.lines[n] for n in numbers})
+        last = max(first + len(lines) - 1 for first, lines in windows)
+        shown = max(last + WINDOW + 1, WHOLE_FILE_LINES + 1)
+        kept[file] = SourceExcerpt(line_count=min(excerpt.line_count, shown), windows=windows)
     result.sources = kept
     return result
 
@@ -95,4 +106,7 @@ def shown_lines(result: ScanResult, file: str) -> list[str]:
     excerpt = result.sources.get(file)
     if excerpt is None or not 0 < excerpt.line_count <= MAX_CARRIED_LINES:
         return []
-    return [excerpt.lines.get(n, "\n") for n in range(1, excerpt.line_count + 1)]
+    lines = ["\n"] * excerpt.line_count
+    for first, window in excerpt.windows:
+        lines[first - 1:first - 1 + len(window)] = window
+    return lines[:excerpt.line_count]

@@ -113,6 +113,12 @@ def input_files(options: ScanOptions) -> set[str]:
     return {os.path.realpath(file)} if file is not None and is_user_file(str(file)) else set()
 
 
+def file_hashes(target: str, options: ScanOptions, result: ScanResult) -> dict[str, str | None]:
+    """Every user file a result came from (and the ``--inputs`` file), with its content hash
+    (None: unreadable): what a cache entry, or a ``check --results`` line, is valid under."""
+    return {f: _digest(f) for f in sorted(source_files(target, result) | input_files(options))}
+
+
 def target_key(target: str, options: ScanOptions) -> str:
     """What a scan was asked, as a hash: the target, every scan option, breakscan's code,
     torch's and Python's versions, the folder and the ``TORCHDYNAMO_*`` settings. A cache entry,
@@ -176,8 +182,7 @@ class ResultCache:
 
         if result.partial:
             return
-        files = {f: _digest(f) for f in sorted(source_files(target, result) |
-                                              input_files(options))}
+        files = file_hashes(target, options, result)
         if not files or None in files.values():
             return  # a result with no readable file behind it can never be checked again
         key = self.key(target, options)

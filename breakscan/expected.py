@@ -121,9 +121,6 @@ def apply_expected(runs: list[ModelRun], document: dict[str, Any], *, allow_impr
     return ZooVerdict(note=note)
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a count")
-
 
 MAX_COUNT = 1e12  # far above any real count: a larger number is no count
 
@@ -140,11 +137,10 @@ def _count_error(value: Any) -> str | None:
 def read_expected(path: Path) -> dict[str, Any]:
     """The expected file, checked as data: a regular file of JSON (no NaN or Infinity), every
     count a finite non-negative number; one line naming what is wrong otherwise."""
-    from .files import read_regular
+    from .files import load_json_data, read_regular
 
     try:
-        document = json.loads(read_regular(path, "--expected").decode("utf-8"),
-                              parse_constant=_no_constant)
+        document = load_json_data(read_regular(path, "--expected"), "a count")
     except FileNotFoundError:
         raise UsageError(f"--expected {path} does not exist (write it with "
                          "--update-expected)") from None

@@ -8,7 +8,7 @@ import re
 import stat
 import tempfile
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 
 def write_atomic(path: str | os.PathLike[str], text: str) -> None:
@@ -39,7 +39,7 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
                                dir=target.parent if str(target.parent) else ".")
     try:
         try:
-            _write_all(fd, data)  # a full disk raises here, the old file untouched
+            write_all(fd, data)  # a full disk raises here, the old file untouched
         finally:
             os.close(fd)
         umask = os.umask(0)
@@ -129,6 +129,18 @@ def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
 
 
 Named = Iterable[tuple[str, "str | os.PathLike[str] | None"]]
+
+
+def load_json_data(data: bytes, numbers: str) -> Any:
+    """JSON a user named as data (expected counts, durations): UTF-8, and no ``NaN`` or
+    ``Infinity`` (which Python's reader takes by default and none of its ``numbers`` can be).
+    ``ValueError`` otherwise."""
+    import json
+
+    def refused(name: str) -> Any:
+        raise ValueError(f"{name} is not {numbers}")
+
+    return json.loads(data.decode("utf-8"), parse_constant=refused)
 
 
 def refuse_collisions(outputs: Named, inputs: Named) -> None:
@@ -248,7 +260,7 @@ def _replace(target: Path, data: bytes, info: os.stat_result) -> bool:
             os.unlink(tmp)
             return False
         os.fchmod(fd, stat.S_IMODE(info.st_mode))  # after fchown, which clears setuid bits
-        _write_all(fd, data)
+        write_all(fd, data)
         os.close(fd)
         fd = -1
         os.replace(tmp, target)
@@ -269,13 +281,13 @@ def _write_in_place(target: Path, data: bytes, original: bytes) -> None:
     try:
         try:
             _reserve(fd, len(data))
-            _write_all(fd, data)
+            write_all(fd, data)
             os.ftruncate(fd, len(data))
             os.fsync(fd)
         except OSError as exc:
             try:  # the old bytes fit in the blocks the file already has
                 os.lseek(fd, 0, os.SEEK_SET)
-                _write_all(fd, original)
+                write_all(fd, original)
                 os.ftruncate(fd, len(original))
                 os.fsync(fd)
             except OSError:
@@ -295,7 +307,7 @@ def _reserve(fd: int, size: int) -> None:
             raise
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
     """Every byte of ``data`` to ``fd`` from its offset (a short write continued), then fsync:
     a disk that fills raises here, before anything is renamed."""
     view = memoryview(data)

@@ -11,7 +11,6 @@ job array hands its tasks (``env``: ``JOB_COMPLETION_INDEX`` of a Kubernetes Ind
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -83,19 +82,15 @@ def split(targets: list[str], index: int, total: int,
 MAX_SECONDS = 1e9  # a target's seconds: more is no duration
 
 
-def _no_constant(name: str) -> float:
-    raise ValueError(f"{name} is not a duration")
-
 
 def read_durations(path: str | os.PathLike[str]) -> dict[str, float]:
     """``{target: seconds}`` from an earlier run; a missing file is none. Anything but a
     regular file holding one JSON object of finite non-negative seconds is refused (data from
     another job: never executed, every value checked)."""
-    from .files import read_regular
+    from .files import load_json_data, read_regular
 
     try:
-        doc = json.loads(read_regular(path, "durations file").decode("utf-8"),
-                         parse_constant=_no_constant)
+        doc = load_json_data(read_regular(path, "durations file"), "a duration")
     except FileNotFoundError:
         return {}
     except (ValueError, RecursionError) as exc:

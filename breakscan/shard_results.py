@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .cache import input_files, source_files, target_key, torch_version
+from .cache import file_hashes as cache_hashes, target_key, torch_version
 from .errors import UsageError
-from .files import read_regular
+from .files import read_regular, write_all
 from .options import ScanOptions
 from .report.excerpts import carry_sources, from_file
 from .result import ModelRun, RunOrigin, ShardEntry
@@ -123,22 +123,12 @@ def read_results(path: Path) -> ReadResults:
     return read
 
 
-def _regular_digest(path: str) -> str | None:
-    """A file's sha256, for a regular file only (a name from a line never hangs the reader)."""
-    import hashlib
-
-    try:
-        return hashlib.sha256(read_regular(path, "source", 64 * 1024 * 1024)).hexdigest()
-    except (OSError, UsageError):
-        return None
-
-
 def file_hashes(target: str, options: ScanOptions, run: ModelRun) -> dict[str, str]:
-    """Every file the run's result came from (as the result cache counts them), hashed."""
+    """Every file the run's result came from, hashed as the result cache hashes them ("": not a
+    regular file, unreadable)."""
     if run.result is None:
         return {}
-    names = source_files(target, run.result) | input_files(options)
-    return {f: _regular_digest(f) or "" for f in sorted(names)}
+    return {f: d or "" for f, d in cache_hashes(target, options, run.result).items()}
 
 
 def options_differ(recorded: dict[str, Any], options: ScanOptions) -> list[str]:
@@ -216,7 +206,7 @@ class ResultsLog:
                 umask = os.umask(0)
                 os.umask(umask)
                 os.fchmod(fd, 0o666 & ~umask)
-                _write_whole(fd, data)
+                write_all(fd, data)
                 os.replace(tmp, self.path)
             except BaseException as exc:
                 os.close(fd)
@@ -249,7 +239,7 @@ class ResultsLog:
             files=file_hashes(target, options, run) if options is not None else {})
         data = (dumps(entry) + "\n").encode()
         try:
-            _write_whole(self._fd, data)
+            write_all(self._fd, data)
             self._written += len(data)
         except OSError as exc:
             os.ftruncate(self._fd, self._written)  # whole lines only
@@ -293,14 +283,6 @@ def _lock(path: Path, given: Path) -> int:
             raise
         os.close(fd)
     raise UsageError(f"--results {given} keeps being replaced by another process")
-
-
-def _write_whole(fd: int, data: bytes) -> None:
-    """``data`` at the file's current offset, a short write continued, then synced."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-    os.fsync(fd)
 
 
 def merge_results(paths: list[Path], listed: list[str]) -> tuple[list[ShardEntry], list[str]]:

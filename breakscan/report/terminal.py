@@ -58,7 +58,11 @@ def render(result: ScanResult, console: Console, *, quiet: bool = False,
            verbose: bool = False) -> None:
     """One result: the summary lines (all that ``quiet`` prints), what ran and how it was
     counted, the breaks worst first, then everything else the scan found."""
-    result = scrubbed(result)
+    if quiet:  # only what the summary line shows is made printable (a zoo prints 500 of them)
+        result = dataclasses.replace(result, **{name: scrubbed(getattr(result, name))
+                                                for name in _SUMMARY_FIELDS})
+    else:
+        result = scrubbed(result)
     if result.partial:
         console.print(Text(f"PARTIAL REPORT: the scan stopped during {result.stopped_at}; only "
                            "the stages before it are shown", style="bold red"))
@@ -71,6 +75,10 @@ def render(result: ScanResult, console: Console, *, quiet: bool = False,
     _print_after_breaks(result, console)
     if verbose:
         _print_output_and_logs(result, console)
+
+
+_SUMMARY_FIELDS = ("target", "compile_error", "program", "stopped_at")  # the text summary_line
+# and the PARTIAL line print; the rest of a quiet summary is numbers
 
 
 def _print_after_breaks(result: ScanResult, console: Console) -> None:

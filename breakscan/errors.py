@@ -111,7 +111,7 @@ def user_frame_hint(exc: BaseException) -> str:
 def describe(exc: BaseException) -> str:
     """``Type: message`` squeezed onto one line (a Dynamo error with its GB id up front, so a
     cut line keeps it)."""
-    from .analysis.breaklog import dynamo_summary
+    from .messages import dynamo_summary
 
     text = " ".join((dynamo_summary(str(exc)) or str(exc)).split())
     if len(text) > 300:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import dataclasses
 
 from .advice import advice
-from .breaklog import parse_break_message, split_reason
+from .breaklog import parse_break_message
+from ..messages import split_reason
 from .discrepancies import discrepancies
 from .graphs import compiled_frames, explain_counts, graph_info
 from .loops import merge_iterations

@@ -18,27 +18,20 @@ The layout is fixed by ``torch._dynamo.exc.format_graph_break_message`` and
 
 Variants handled: the short duplicate form (no traceback), and the convert_frame "skip" form
 ("torch.compile will skip tracing the frame …"). The *first* block is the root cause; a later
-block wraps it. The names Dynamo gives its resume functions
-(``torch_dynamo_resume_in_<fn>_at_<line>``) are read here too.
+block wraps it. The blocks themselves are read by ``messages.py`` (below every stage).
 """
 
 from __future__ import annotations
 
 import re
 
-from . import registry
 from ..frames import parse_stack, provenance_frame
 from ..records import BreakRecord
-
-RESUME_PREFIX = "torch_dynamo_resume_in_"  # the name of every resume function Dynamo makes
-RESUME_NAME = re.compile(rf"{RESUME_PREFIX}(?P<fn>.+)_at_(?P<line>\d+)$")
+from ..messages import gb_id_of, parse_blocks
 
 _HEADER = re.compile(
     r"Graph break (?P<dup>\(user stack suppressed due to duplicate graph break\) )?"
     r"in user code at (?P<file>.+):(?P<line>\d+)\s*$")
-_URL_ID = re.compile(r"/gb/gb(\d{4})\.html")
-# Under a break inside torch.cond (or another higher-order op), between its type and explanation.
-_HOP_LINE = "  Higher Order Operator:"
 _GRAPH_INPUT = re.compile(r": graph input \((?P<name>L_\w+)\)")
 # How Dynamo fell back to eager, from the reason's wording (symbolic_convert / convert_frame):
 SKIP_KINDS = (
@@ -51,96 +44,6 @@ SKIP_KINDS = (
     # Compiled up to the last resumable point; the rest of the function runs eagerly.
     ("rest_of_frame", "then skipping the rest of the function"),
 )
-
-
-def resume_line(code_name: str) -> int | None:
-    """The line a Dynamo resume function resumes at (``torch_dynamo_resume_in_fn_at_12``)."""
-    m = RESUME_NAME.match(code_name)
-    return int(m.group("line")) if m else None
-
-
-def dynamo_error(text: str) -> tuple[str, str | None, str] | None:
-    """One of Dynamo's errors read (an exception's text): its message, its GB id and the first
-    line of its explanation; None when the text is not Dynamo's. A wrapper's headline (torch.cond's
-    "… Got graph break/error:") is joined to the break it wraps: the one-line form otherwise
-    loses which break it was."""
-    head = text.partition("from user code:")[0]
-    blocks = _parse_blocks(head.splitlines())
-    if not blocks:
-        return None
-    block = blocks[0]
-    first = next(line.strip() for line in head.splitlines() if line.strip())
-    message = block["gb_type"] if first == block["gb_type"] else f"{first} {block['gb_type']}"
-    return (message, block["gb_id"] or _gb_id_from_registry(block["gb_type"]),
-            block["explanation"].partition("\n")[0])
-
-
-def dynamo_summary(text: str) -> str | None:
-    """A Dynamo error on one line, its GB id before the explanation so a cut line keeps it:
-    ``Failed to trace builtin operator [GB0059]: Dynamo does not know …``; None when the
-    text is not Dynamo's."""
-    parts = dynamo_error(text)
-    if parts is None:
-        return None
-    message, gb_id, explanation = parts
-    return message + (f" [{gb_id}]" if gb_id else "") + (f": {explanation}" if explanation
-                                                          else "")
-
-
-def original_name(code_name: str) -> str:
-    """The user's function a resume function continues (``fn``), any other name unchanged."""
-    return RESUME_NAME.sub(lambda m: m.group("fn"), code_name)
-
-
-def _gb_id_from_registry(gb_type: str) -> str | None:
-    return registry.id_of(gb_type)
-
-
-def _parse_blocks(lines: list[str]) -> list[dict]:
-    """Split the reason part into blocks anchored on their ``  Explanation:`` line."""
-    blocks: list[dict] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("  Explanation:") and i > 0:
-            above = i - 1
-            while above > 0 and lines[above].startswith(_HOP_LINE):
-                above -= 1
-            gb_type = lines[above].strip()
-            if gb_type.startswith("Graph Break Reason:"):
-                gb_type = gb_type.split(":", 1)[1].strip()
-            block = {"gb_type": gb_type, "explanation": [line.split(":", 1)[1].strip()],
-                     "hints": [], "context": "", "gb_id": None}
-            i += 1
-            current = "explanation"
-            while i < len(lines):
-                line = lines[i]
-                if line.startswith("  Hint:"):
-                    block["hints"].append(line.split(":", 1)[1].strip())
-                    current = "hint"
-                elif line.startswith("  Developer debug context:"):
-                    block["context"] = line.split(":", 1)[1].strip()
-                    current = "context"
-                elif (m := _URL_ID.search(line)):
-                    block["gb_id"] = f"GB{m.group(1)}"
-                    i += 1
-                    break
-                elif line.startswith("    ") and current == "explanation":
-                    block["explanation"].append(line.strip())
-                elif line.startswith("    ") and current == "hint" and block["hints"]:
-                    block["hints"][-1] += " " + line.strip()
-                elif line.startswith("    ") and current == "context":
-                    block["context"] += " " + line.strip()
-                elif line.strip() == "" or line.startswith("  "):
-                    pass
-                else:
-                    break  # a new top-level line: the block ended without a URL
-                i += 1
-            block["explanation"] = "\n".join(block["explanation"])
-            blocks.append(block)
-            continue
-        i += 1
-    return blocks
 
 
 def _trace_start(lines: list[str]) -> int | None:
@@ -178,7 +81,7 @@ def parse_break_message(text: str) -> BreakRecord | None:
     body = lines if trace_start is None else lines[:trace_start]
     # The convert_frame "skip" form appends the exception text after the traceback.
     tail = [] if trace_start is None else lines[trace_start + 1:]
-    blocks = _parse_blocks(body) or _parse_blocks(tail)
+    blocks = parse_blocks(body) or parse_blocks(tail)
     user_stack = parse_stack("\n".join(_stack_lines(tail)))
     skip_kind = next((kind for kind, marker in SKIP_KINDS if marker in text), None)
     shared = {"header_file": header_file, "header_line": header_line, "user_stack": user_stack,
@@ -194,7 +97,7 @@ def _structured_record(blocks: list[dict], skip_kind: str | None, shared: dict) 
     frame_skipped = skip_kind in ("loop", "whole_frame")
     root = blocks[0]
     gb_type = root["gb_type"]
-    gb_id = root["gb_id"] or _gb_id_from_registry(gb_type)
+    gb_id = root["gb_id"] or gb_id_of(gb_type)
     wrapper = blocks[-1] if len(blocks) > 1 else None
     if wrapper and (wrapper["gb_id"] == "GB7000" or "loop" in wrapper["gb_type"]):
         frame_skipped, skip_kind = True, "loop"
@@ -202,7 +105,7 @@ def _structured_record(blocks: list[dict], skip_kind: str | None, shared: dict) 
     return BreakRecord(
         gb_id=gb_id, gb_type=gb_type, explanation=root["explanation"],
         hints=root["hints"], context=root["context"], frame_skipped=frame_skipped,
-        wrapper_gb_id=(wrapper["gb_id"] or _gb_id_from_registry(wrapper["gb_type"]))
+        wrapper_gb_id=(wrapper["gb_id"] or gb_id_of(wrapper["gb_type"]))
         if wrapper else None,
         wrapper_gb_type=wrapper["gb_type"] if wrapper else None,
         provenance=provenance, graph_inputs=_GRAPH_INPUT.findall(root["explanation"]),
@@ -221,13 +124,3 @@ def _reason_record(body: list[str], skip_kind: str | None, shared: dict) -> Brea
                        skip_kind=skip_kind, **shared)
 
 
-def split_reason(reason: str) -> dict:
-    """Structure an explain ``GraphCompileReason.reason`` string (same block format)."""
-    blocks = _parse_blocks(["Graph Break Reason:"] + reason.splitlines()) if "Explanation:" in reason \
-        else []
-    if not blocks:
-        return {"gb_type": reason.strip().splitlines()[0] if reason.strip() else "",
-                "gb_id": None, "explanation": "", "hints": []}
-    block = blocks[0]
-    return {"gb_type": block["gb_type"], "gb_id": block["gb_id"] or _gb_id_from_registry(
-        block["gb_type"]), "explanation": block["explanation"], "hints": block["hints"]}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .breaklog import dynamo_error
+from ..messages import dynamo_error
 from .discrepancies import recount
 from .ranking import reorder_breaks
 from .roots import source_text

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .breaklog import resume_line, split_reason
+from ..messages import resume_line, split_reason
 from ..frames import Frame, parse_stack
 from ..records import CompiledFrame, ExplainCounts, GraphInfo, RawCapture
 

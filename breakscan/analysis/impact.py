@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 from .analyse import analyse
-from .breaklog import RESUME_PREFIX, resume_line
+from ..messages import RESUME_PREFIX, resume_line
 from .ranking import rank
 from .roots import break_at
 from .skipped import enclosing_function

@@ -16,20 +16,14 @@ import ast
 import dataclasses
 from dataclasses import dataclass
 
-from .breaklog import original_name
+from ..lint.loop_sizes import derived, loop_targets, plain_names, walks_python
+from ..messages import original_name
 from .roots import Roots, source_text
 from ..frames import Frame, module_ast, owner_of
 from ..records import RootBreak
 
 # Breaks that need a value on the host (`.item()`, `int(t)`, a size or slice bound).
 VALUE_CATEGORIES = ("item",)
-# Iterables that hand out Python values (or are not a tensor's rows).
-_PYTHON_ITERABLES = frozenset({"range", "enumerate", "zip", "tolist", "items", "keys", "values",
-                               "list", "tuple", "sorted", "reversed", "children", "modules",
-                               "named_children", "named_modules", "parameters",
-                               "named_parameters", "buffers", "named_buffers"})
-# Calls a size computed from loop variables may go through and stay "only from them".
-_SCALAR_CALLS = frozenset({"int", "float", "round", "abs", "min", "max"})
 
 
 @dataclass(frozen=True)
@@ -39,56 +33,6 @@ class Iteration:
     line: int  # the ``for`` statement's line
     names: tuple[str, ...]  # its loop variables
     iterable: str  # the iterated expression, as written
-
-
-def _plain_names(node: ast.AST) -> set[str]:
-    """Names read as values in ``node``: not called, not the object of an attribute."""
-    skip: set[int] = set()
-    for n in ast.walk(node):
-        if isinstance(n, ast.Attribute):
-            skip.add(id(n.value))
-        elif isinstance(n, ast.Call):
-            skip.add(id(n.func))
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and id(n) not in skip
-            and isinstance(n.ctx, ast.Load)}
-
-
-def _only_scalar_calls(node: ast.AST) -> bool:
-    return all(isinstance(c.func, ast.Name) and c.func.id in _SCALAR_CALLS or
-               isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name) and
-               c.func.value.id == "math" for c in ast.walk(node) if isinstance(c, ast.Call))
-
-
-def _walks_python(iterable: ast.AST) -> bool:
-    """The loop hands out Python values (or submodules): not a tensor's rows."""
-    if isinstance(iterable, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Constant, ast.ListComp,
-                             ast.GeneratorExp, ast.DictComp, ast.SetComp, ast.JoinedStr)):
-        return True
-    if isinstance(iterable, ast.Call):
-        func = iterable.func
-        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
-        return name in _PYTHON_ITERABLES
-    return False
-
-
-def _targets(target: ast.AST) -> tuple[str, ...]:
-    return tuple(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
-
-
-def _derived(loop: ast.For, line: int) -> set[str]:
-    """The loop variables and the names the loop's body computes only from them before
-    ``line`` (``n = t * h * w``; ``hm = h // 2``)."""
-    names = set(_targets(loop.target))
-    assigns = sorted((n for stmt in loop.body for n in ast.walk(stmt)
-                      if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.lineno < line
-                      and n.value is not None), key=lambda n: n.lineno)
-    for _ in range(3):  # a short chain of assignments
-        for node in assigns:
-            used = _plain_names(node.value)
-            if used and used <= names and _only_scalar_calls(node.value):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                names |= {t.id for t in targets if isinstance(t, ast.Name)}
-    return names
 
 
 def _statement_values(loop: ast.For, line: int) -> ast.AST | None:
@@ -108,31 +52,6 @@ def _statement_values(loop: ast.For, line: int) -> ast.AST | None:
     return stmt
 
 
-# Calls whose arguments are sizes (a 0-d tensor there needs its value on the host).
-_SIZE_CALLS = frozenset({"view", "reshape", "expand", "repeat", "new_zeros", "new_ones",
-                         "new_empty", "new_full", "zeros", "ones", "empty", "full", "arange",
-                         "linspace", "rand", "randn", "narrow", "split", "unflatten", "tile",
-                         "repeat_interleave", "interpolate", "range", "int", "float"})
-
-
-def size_uses(loop: ast.For) -> list[int]:
-    """The lines of ``loop``'s body that use its variables (or names computed only from them)
-    as sizes: an argument of ``view``/``reshape``/``zeros``/``range``/``int``…, a slice bound.
-    Empty when the loop walks Python values (``range``, ``.tolist()``, a literal)."""
-    if _walks_python(loop.iter):
-        return []
-    names = _derived(loop, (loop.end_lineno or loop.lineno) + 1)
-    sizes: list[ast.AST] = []
-    for stmt in loop.body:
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Call) and (getattr(node.func, "attr", None) or
-                                               getattr(node.func, "id", None)) in _SIZE_CALLS:
-                sizes += [*node.args, *(k.value for k in node.keywords)]
-            elif isinstance(node, ast.Slice):
-                sizes += [b for b in (node.lower, node.upper, node.step) if b is not None]
-    return sorted({n.lineno for n in sizes if _plain_names(n) & names})
-
-
 def iteration_behind(file: str, function: str, line: int) -> Iteration | None:
     """The innermost ``for`` loop over a tensor around ``line`` (in ``function``) whose loop
     variables the line uses as plain values; None when there is none."""
@@ -147,11 +66,11 @@ def iteration_behind(file: str, function: str, line: int) -> Iteration | None:
                     n.body[0].lineno <= line <= (n.end_lineno or 0)),
                    key=lambda n: n.lineno, reverse=True) if scope is not None else []
     for loop in loops:
-        if _walks_python(loop.iter):
+        if walks_python(loop.iter):
             continue
         values = _statement_values(loop, line)
-        if values is not None and _plain_names(values) & _derived(loop, line):
-            return Iteration(loop.lineno, _targets(loop.target), ast.unparse(loop.iter))
+        if values is not None and plain_names(values) & derived(loop, line):
+            return Iteration(loop.lineno, loop_targets(loop.target), ast.unparse(loop.iter))
     return None
 
 
@@ -159,8 +78,8 @@ def iteration_at(file: str, line: int) -> Iteration | None:
     """The loop over a tensor whose ``for`` statement is at ``file:line`` (for the advice)."""
     tree = module_ast(file)
     for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, ast.For) and node.lineno == line and not _walks_python(node.iter):
-            return Iteration(line, _targets(node.target), ast.unparse(node.iter))
+        if isinstance(node, ast.For) and node.lineno == line and not walks_python(node.iter):
+            return Iteration(line, loop_targets(node.target), ast.unparse(node.iter))
     return None
 
 

@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from .advice import advice
-from .breaklog import RESUME_NAME, original_name
+from ..messages import RESUME_NAME, original_name
 from .discrepancies import recount
 from .ranking import reorder_breaks
 from .roots import Roots, break_at, source_text

@@ -12,7 +12,7 @@ import ast
 import os
 import re
 
-from .breaklog import original_name, resume_line
+from ..messages import original_name, resume_line
 from .roots import Roots
 from ..frames import Frame, module_ast
 from ..records import BreakRecord, CompiledFrame, RootBreak

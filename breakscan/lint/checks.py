@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ast
 
-from ..analysis.loops import size_uses
+from .loop_sizes import size_uses
 from ..rules import LOG_METHODS, gb, rule_for
 from .check_tables import (ASSERT_CHECKS, BRANCH_CHECKS, CALL_CHECKS, CALLEE_CHECKS,
                            COMPARE_CHECKS, LOOP_CHECKS, METHOD_CHECKS, NP_RANDOM_DRAWS,

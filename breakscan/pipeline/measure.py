@@ -22,7 +22,7 @@ import torch
 from torch.utils import benchmark
 
 from ..frames import acting_frame, parse_stack
-from ..analysis.breaklog import split_reason
+from ..messages import split_reason
 from ..dynamo.backend import CodeKey, compile_model
 from ..dynamo.session import bytecode_hook, dynamo_session, read_metrics
 from ..errors import describe, running_model

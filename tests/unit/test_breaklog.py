@@ -8,7 +8,8 @@ An explain reason's id looked up in torch's registry: tests/scan/test_breaklog_s
 
 from __future__ import annotations
 
-from breakscan.analysis.breaklog import parse_break_message, split_reason
+from breakscan.analysis.breaklog import parse_break_message
+from breakscan.messages import split_reason
 
 from conftest import FIXTURES
 

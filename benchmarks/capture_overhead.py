@@ -1,7 +1,7 @@
 """What a scan costs against the explain a user would otherwise run (not a test).
 
 Two comparisons, each interleaved (A, B, A, B, ...) after one warm-up run of each, medians with
-95 % intervals (``breakscan.stats``):
+95 % intervals (``breakscan.model.stats``):
 
 - **whole process**: ``breakscan scan TARGET -f json -o FILE`` (everything a user waits for:
   the CLI, the isolated scan process, load, lint, the three calls of the one compiled model,
@@ -107,7 +107,7 @@ def in_process(target: str, cli: list[str], repeats: int
 
 
 def _line(name: str, base: list[float], ours: list[float], goal: float) -> str:
-    from breakscan.stats import median_interval, speedup_interval
+    from breakscan.model.stats import median_interval, speedup_interval
 
     b, o = median_interval(base), median_interval(ours)
     ratio = speedup_interval(ours, base)

@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from conftest import sample_expectations  # noqa: E402
 
-from breakscan.pipeline.compare import compare_targets  # noqa: E402
+from breakscan.runs.compare import compare_targets  # noqa: E402
 from breakscan.options import Limits, ScanOptions, TimingOptions  # noqa: E402
 from breakscan.report.wording import bound  # noqa: E402
 

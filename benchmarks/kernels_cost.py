@@ -2,7 +2,7 @@
 
 For each target, ``breakscan TARGET -f json`` with and without ``--kernels``, interleaved (A, B,
 A, B, ...) after one warm-up run of each, whole processes, medians with 95 % intervals
-(``breakscan.stats``). Also from the ``--kernels`` report: the ``kernels`` stage's seconds and
+(``breakscan.model.stats``). Also from the ``--kernels`` report: the ``kernels`` stage's seconds and
 the sum of the graphs' Inductor compile seconds, to show the stage is one Inductor compile per
 graph and little else. Inductor's C++ compile cache (not the FX-graph cache, which the stage
 bypasses) is warm after the warm-up run, as it is on a developer's machine after the first scan.
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from breakscan.stats import median_interval  # noqa: E402
+from breakscan.model.stats import median_interval  # noqa: E402
 
 TARGETS = {
     "sample": [f"{ROOT}/sample_models/kernels.py:SortForMax", "-s", "4,64"],

@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from breakscan.stats import median_interval, speedup_interval  # noqa: E402
+from breakscan.model.stats import median_interval, speedup_interval  # noqa: E402
 
 
 def _seconds(command: list[str], env: dict[str, str]) -> float:

@@ -41,8 +41,8 @@ def _seconds(folder: Path, *args: str) -> float:
 def _merge_500(folder: Path, results_line: str) -> None:
     """Four shard files of 125 targets each (one real result, renamed), the config that lists
     them, and their expected counts."""
-    from breakscan.expected import write_expected
-    from breakscan.jsondata import dumps, loads
+    from breakscan.runs.expected import write_expected
+    from breakscan.model.jsondata import dumps, loads
 
     from breakscan.options import ScanOptions
 
@@ -62,9 +62,10 @@ def _merge_500(folder: Path, results_line: str) -> None:
 
 
 def _merge_seconds(folder: Path, repeats: int) -> tuple[dict[str, float], float]:
-    from breakscan.check import config_targets, load_config, zoo_settings
-    from breakscan.expected import apply_expected, read_expected
-    from breakscan.shard_results import gated_again, merge_results
+    from breakscan.config import load_config
+    from breakscan.runs.check import config_targets, zoo_settings
+    from breakscan.runs.expected import apply_expected, read_expected
+    from breakscan.runs.results import gated_again, merge_results
 
     files = sorted(folder.glob("big-[0-9].json"))
     merge = ("merge", *map(str, files), "--config", "big.toml", "-q", "--expected",
@@ -89,7 +90,7 @@ def _merge_seconds(folder: Path, repeats: int) -> tuple[dict[str, float], float]
 
 
 def _balance(durations: dict[str, float]) -> None:
-    from breakscan.shard import split
+    from breakscan.runs.shard import split
 
     uneven = {f"{name}#{copy}": seconds for i, (name, seconds) in enumerate(sorted(
         durations.items())) for copy in range(1 + i % 5)}

@@ -1,7 +1,7 @@
 """Options read from files: a ``[tool.breakscan]`` target entry, and the gate's baseline file.
 
 A ``[[tool.breakscan.targets]]`` entry (merged over the section's defaults by
-:mod:`breakscan.check`) maps its keys, the CLI's option names without the dashes, onto the
+:mod:`breakscan.runs.check`) maps its keys, the CLI's option names without the dashes, onto the
 fields of :mod:`breakscan.options`' objects (:func:`from_config`); ``--baseline FILE`` adds the
 target's entry of that file to its :class:`~breakscan.options.GateOptions`
 (:func:`gate_options`). The file is data from a pull request or a cache: checked, never trusted.

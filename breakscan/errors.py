@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator
 
-
 # Set in the isolated scan process from --memory-limit, so out-of-memory messages name it.
 MEMORY_LIMIT_MB: int | None = None
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from .analysis import registry
+from .rules import registry
 
 RESUME_PREFIX = "torch_dynamo_resume_in_"  # the name of every resume function Dynamo makes
 RESUME_NAME = re.compile(rf"{RESUME_PREFIX}(?P<fn>.+)_at_(?P<line>\d+)$")

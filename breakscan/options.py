@@ -204,7 +204,7 @@ class GateOptions:
     @property
     def needs_kernels(self) -> bool:
         """The gate reads what Inductor made of the graphs: the scan must run --kernels."""
-        from .kernel_rules import KERNEL_RULES
+        from .rules.kernels import KERNEL_RULES
 
         kernel_categories = {r.category for r in KERNEL_RULES}
         return self.max_kernels is not None or bool(kernel_categories & set(self.fail_on))
@@ -227,8 +227,8 @@ def _categories(value: str | list[str] | tuple[str, ...] | None) -> tuple[str, .
     """``item,data_dependent_branch`` (or a list) as known break categories."""
     if not value:
         return ()
-    from .analysis.categories import CATEGORIES
-    from .kernel_rules import KERNEL_RULES
+    from .rules.categories import CATEGORIES
+    from .rules.kernels import KERNEL_RULES
 
     known = list(CATEGORIES) + [r.category for r in KERNEL_RULES]
     items = value.split(",") if isinstance(value, str) else list(value)
@@ -266,7 +266,7 @@ class Limits:
 @dataclass(frozen=True)
 class ProgramOptions:
     """``breakscan run``: the program (a script or ``-m module``) with its own arguments, and how
-    to record it (read by :mod:`breakscan.pipeline.program` and :func:`breakscan.pipeline.scan.run_program`)."""
+    to record it (read by :mod:`breakscan.pipeline.program` and :func:`breakscan.pipeline.program_scan.run_program`)."""
 
     script: str | None = None
     module: str | None = None

@@ -12,13 +12,13 @@ import ast
 import os
 import re
 
-from . import categories, registry
+from ..frames import Frame, is_torch_file, module_ast, switched_helper
+from ..model.records import RootBreak
+from ..rules import categories, registry
+from ..rules.catalogue import settings_of
 from .loops import VALUE_CATEGORIES, iteration_at
 from .roots import NUMPY_FUNCTION, source_text
 from .skipped import enclosing_block
-from ..frames import Frame, is_torch_file, module_ast, switched_helper
-from ..records import RootBreak
-from ..rules import settings_of
 
 _GENERIC_HINTS = ("report an issue", "file an issue", "unlikely that Dynamo will ever",
                   "graph break is fundamental", "Dynamo bug")

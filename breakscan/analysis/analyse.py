@@ -11,9 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 
+from ..frames import Frame, model_stack, user_frame
+from ..messages import split_reason
+from ..model.raw import RawCapture
+from ..model.records import (BreakRecord, CompiledFrame, Discrepancy, ExplainCounts, GraphInfo,
+                             RootBreak)
+from ..model.result import Summary
 from .advice import advice
 from .breaklog import parse_break_message
-from ..messages import split_reason
 from .discrepancies import discrepancies
 from .graphs import compiled_frames, explain_counts, graph_info
 from .loops import merge_iterations
@@ -21,10 +26,6 @@ from .origins import merge_origins
 from .ranking import after_causes, analysis_order, mark_caused, reorder_breaks
 from .roots import Roots, break_at, break_frame, called_from, category_at, record_location
 from .skipped import fold_comprehensions, mark_skipped, name_skipped_frames
-from ..frames import Frame, model_stack, user_frame
-from ..records import (BreakRecord, CompiledFrame, Discrepancy, ExplainCounts, GraphInfo,
-                       RawCapture, RootBreak)
-from ..result import Summary
 
 
 @dataclasses.dataclass

@@ -26,8 +26,8 @@ from __future__ import annotations
 import re
 
 from ..frames import parse_stack, provenance_frame
-from ..records import BreakRecord
 from ..messages import gb_id_of, parse_blocks
+from ..model.records import BreakRecord
 
 _HEADER = re.compile(
     r"Graph break (?P<dup>\(user stack suppressed due to duplicate graph break\) )?"

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..frames import acting_frame, is_torch_file, model_stack, owner_of, parse_stack
 from ..messages import dynamo_error
+from ..model.raw import RawFailure
+from ..model.records import CompileError
 from .discrepancies import recount
 from .ranking import reorder_breaks
 from .roots import source_text
-from ..frames import acting_frame, is_torch_file, model_stack, owner_of, parse_stack
-from ..records import CompileError, RawFailure
 
 
 def compile_error(failure: RawFailure) -> CompileError:

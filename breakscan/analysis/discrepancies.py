@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..records import CompiledFrame, Discrepancy, ExplainCounts, GraphInfo, RootBreak
-from ..result import Summary
+from ..model.records import CompiledFrame, Discrepancy, ExplainCounts, GraphInfo, RootBreak
+from ..model.result import Summary
 from .skipped import skipped_code
 
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..messages import resume_line, split_reason
 from ..frames import Frame, parse_stack
-from ..records import CompiledFrame, ExplainCounts, GraphInfo, RawCapture
+from ..messages import resume_line, split_reason
+from ..model.raw import RawCapture
+from ..model.records import CompiledFrame, ExplainCounts, GraphInfo
 
 
 def explain_counts(explain: Any, error: str | None) -> ExplainCounts:

@@ -9,20 +9,17 @@ when timed, fires per call × graph splits when not.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
-from .analyse import analyse
+from ..frames import Frame, is_torch_file, user_frame
 from ..messages import RESUME_PREFIX, resume_line
+from ..model.raw import CodeKey, RawLaterCall, RawRegion, RawRuntime
+from ..model.records import RootBreak
+from ..model.result import LaterCall, ProgramRegion, ScanResult
+from .analyse import analyse
 from .ranking import rank
 from .roots import break_at
 from .skipped import enclosing_function
-from ..frames import Frame, is_torch_file, user_frame
-from ..records import RootBreak
-from ..result import LaterCall, ProgramRegion, ScanResult
-
-if TYPE_CHECKING:  # the capture imports torch; ranking a trace's breaks needs none
-    from ..pipeline.capture import RawLaterCall, RawRegion, RawRuntime
-    from ..dynamo.backend import CodeKey
 
 
 def _per_call(count: float, calls: int) -> float:

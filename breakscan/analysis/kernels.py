@@ -9,9 +9,9 @@ from __future__ import annotations
 from math import prod
 from typing import Iterator
 
-from ..records import FusionStop, GraphKernels, IRNode, KernelFinding
-from ..result import ScanResult
-from ..rules import rule_id
+from ..model.records import FusionStop, GraphKernels, IRNode, KernelFinding
+from ..model.result import ScanResult
+from ..rules.catalogue import rule_id
 
 # A tensor is "large" from this many elements on: a layout copy or a broadcast of a smaller one
 # is noise next to the graph's other work.

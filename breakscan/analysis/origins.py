@@ -15,14 +15,14 @@ import dataclasses
 import re
 from typing import Any
 
-from .advice import advice
+from ..frames import (Frame, is_torch_file, module_ast, owner_of, provenance_frame, source_line,
+                      user_frame)
 from ..messages import RESUME_NAME, original_name
+from ..model.records import BreakRecord, ModuleConstant, RootBreak
+from .advice import advice
 from .discrepancies import recount
 from .ranking import reorder_breaks
 from .roots import Roots, break_at, source_text
-from ..frames import (Frame, is_torch_file, module_ast, owner_of, provenance_frame, source_line,
-                      user_frame)
-from ..records import BreakRecord, ModuleConstant, RootBreak
 
 
 def _assignment_span(file: str, function: str, name: str, before: int) -> tuple[int, int] | None:

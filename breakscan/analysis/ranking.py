@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from typing import Callable, Protocol
 
-from .registry import EARLIER_BREAK
-from ..records import CompiledFrame, RootBreak
+from ..model.records import CompiledFrame, RootBreak
+from ..rules.registry import EARLIER_BREAK
 
 OWNER_RANK = {"user": 0, "third_party": 1, "torch": 2}  # the user's own breaks first
 

@@ -15,8 +15,8 @@ import sys
 from typing import Any
 
 from ..frames import Frame, is_torch_file, is_user_file, module_ast
-from ..records import Recompile, RecompileReport
-from ..rules import rule_for
+from ..model.records import Recompile, RecompileReport
+from ..rules.catalogue import rule_for
 
 _HEADER = re.compile(r"Recompiling function (?P<fn>\S+) in (?P<file>.+):(?P<line>\d+)")
 _REASON = re.compile(r"^\s*-\s*(?P<cid>\d+/\d+):\s*(?P<reason>.+?)\s*$")

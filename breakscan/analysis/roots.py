@@ -10,9 +10,9 @@ from __future__ import annotations
 import ast
 import re
 
-from . import categories, registry
 from ..frames import Frame, acting_frame, model_stack, module_ast, owner_of, source_line
-from ..records import BreakRecord, RootBreak
+from ..model.records import BreakRecord, RootBreak
+from ..rules import categories, registry
 
 # A NumPy function Dynamo cannot trace (GB0294), as its explanation names it.
 NUMPY_FUNCTION = re.compile(r"numpy function <function (?P<name>\w+) at ")

@@ -12,10 +12,10 @@ import ast
 import os
 import re
 
-from ..messages import original_name, resume_line
-from .roots import Roots
 from ..frames import Frame, module_ast
-from ..records import BreakRecord, CompiledFrame, RootBreak
+from ..messages import original_name, resume_line
+from ..model.records import BreakRecord, CompiledFrame, RootBreak
+from .roots import Roots
 
 _SKIPPED_FRAME = re.compile(r"frame skipped: (?P<fn>\S+) \((?P<file>.+) line (?P<line>\d+)\)")
 COMPREHENSIONS = ("<listcomp>", "<dictcomp>", "<setcomp>", "<genexpr>")

@@ -11,12 +11,11 @@ import sys
 
 from ..errors import Interrupted, UsageError
 from ..startup import keep_torch_import_notices
+# Importing a command module registers its command: in this order `breakscan --help` lists them.
+from . import check, compare, lint, merge, rules, run, scan, trace, version  # noqa: F401
 from .application import app
 from .exits import exit_interrupted, exit_on_error, quiet_after_broken_pipe, raise_on_signals
 from .output import guarded_stdout
-
-# Importing a command module registers its command: in this order `breakscan --help` lists them.
-from . import scan, run, trace, check, merge, compare, lint, rules, version  # noqa: F401
 
 
 def _commands() -> set[str]:

@@ -1,7 +1,7 @@
 """``breakscan check``: every target of ``[tool.breakscan]``, scanned in parallel and gated.
 
-Reads the section through :mod:`breakscan.check`, reuses unchanged targets' stored results
-(:class:`~breakscan.cache.ResultCache`) and writes one report and one baseline for all of them.
+Reads the section through :mod:`breakscan.runs.check`, reuses unchanged targets' stored results
+(:class:`~breakscan.runs.cache.ResultCache`) and writes one report and one baseline for all of them.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from . import flags
 from .application import app
 from .exits import fail, fail_run, say
 from .flags import OutputFormat
-from .output import (check_output, emit, live_status, outputs, result_sources, save_baseline,
-                     target_sources, write_html)
+from .output import (check_output, live_status, outputs, result_sources, save_baseline,
+                     target_sources, write_reports)
 
 
 @app.command()
@@ -64,10 +64,12 @@ def check(
 ) -> None:
     """Scan and gate every target listed in [tool.breakscan] (pyproject.toml), in parallel, and
     reuse the stored result of every target that has not changed."""
-    from ..cache import ResultCache
-    from ..check import load_config, run_config, zoo_settings
+    from ..config import load_config
     from ..files import refuse_over_sources
-    from ..result import overall_exit_code
+    from ..model.result import overall_exit_code
+    from ..runs.cache import ResultCache
+    from ..runs.check import run_config, zoo_settings
+    from ..runs.expected import gate_zoo_runs
 
     log = None
     try:
@@ -98,6 +100,7 @@ def check(
             say(f"breakscan check: {line}")
         stopped = next((r for r in runs if r.interrupted), None)
         zoo_lines = gate_zoo_runs(runs, zoo.flaky, expected if stopped is None else None,
+                                  argv=sys.argv[1:],
                                   update=update_expected, allow_improvements=allow_improvements,
                                   complete=shard is None)
         if write_baseline is not None:
@@ -123,7 +126,7 @@ def check(
 
 def _results_log(results: Optional[Path], *, resume: bool, shard: Optional[str]):
     """The ``--results`` file opened (checked, not yet written), or None."""
-    from ..shard_results import ResultsLog
+    from ..runs.results import ResultsLog
 
     return ResultsLog(results, resume=resume, shard=shard) if results is not None else None
 
@@ -134,31 +137,13 @@ def _refuse_collisions(written: list, config: Path, durations: Optional[Path],
     """Before anything is written: no output onto another output, onto a file this run reads
     (the config, --durations, --expected, the resumed --results) or onto a target's source."""
     from ..files import refuse_collisions, refuse_over_sources
+    from ..runs.check import refuse_unlike_outputs
 
     refuse_collisions(written, [("--config", config), ("--durations", durations),
                                 ("--expected", expected), ("--results", resumed)])
     refuse_over_sources(written, [str(config), *target_sources(*targets)])
     refuse_unlike_outputs(written)
 
-
-def refuse_unlike_outputs(written: list) -> None:
-    """An existing ``--write-durations`` file that is not a durations file, or an
-    ``--update-expected`` file that is not an expected-counts file, is refused before any
-    scan: a user's JSON is never rewritten (its other keys would be lost)."""
-    from ..expected import read_expected
-    from ..shard import read_durations
-
-    for flag, path in written:
-        if path is None or not os.path.lexists(path) or (
-                os.path.isfile(path) and os.path.getsize(path) == 0):
-            continue
-        try:
-            if flag == "--write-durations":
-                read_durations(path)
-            elif flag == "--expected":
-                read_expected(path)
-        except UsageError as exc:
-            raise UsageError(f"refusing to rewrite {flag} {path}: {exc}") from None
 
 
 def _nothing_to_scan(shard: str, listed: int, results: Optional[Path]) -> None:
@@ -185,60 +170,14 @@ def _refuse_flag_mixes(*, results: Optional[Path], resume: bool, shard: Optional
                          "[tool.breakscan])")
 
 
-def gate_zoo_runs(runs: list, flaky: frozenset, expected: Optional[Path], *, update: bool,
-                  allow_improvements: bool, complete: bool) -> list[str]:
-    """The config's ``flaky`` targets marked (their failure is reported, it does not fail the
-    run), then the runs gated by the expected counts: the lines to print."""
-    from ..expected import gate_zoo
-
-    for run in runs:
-        run.flaky = run.target in flaky
-    if expected is None:
-        return []
-    return gate_zoo(runs, expected, update=update, allow_improvements=allow_improvements,
-                    complete=complete, argv=sys.argv[1:])
-
 
 def _shard_of(section: dict, targets: list, shard: str,
               durations: Optional[Path]) -> tuple[dict, list]:
     """The config section with only this shard's targets (``breakscan/shard.py``)."""
-    from ..shard import parse_shard, read_durations, split
+    from ..runs.shard import parse_shard, read_durations, split
 
     index, total = parse_shard(shard)
     mine = set(split([t for t in targets if isinstance(t, str)], index, total,
                      read_durations(durations) if durations is not None else None))
     kept = [t for t in section["targets"] if isinstance(t, dict) and t.get("target") in mine]
     return dict(section, targets=kept), [t.get("target") for t in kept]
-
-
-def write_reports(runs: list, output_format: OutputFormat, output: Optional[Path], *,
-                  html: Optional[Path], durations: Optional[Path], quiet: bool) -> None:
-    """A zoo's reports (``check``, ``merge``): the format asked, the HTML page, the durations."""
-    emit(runs, output_format, output, quiet=quiet, verbose=False, single=False)
-    if html is not None:
-        write_html(runs, html)
-    if durations is not None:
-        record_durations(durations, runs)
-
-
-def record_durations(path: Path, runs: list) -> None:
-    """Each scanned target's wall seconds (its process start included: what a shard spends
-    on it) added to the durations file; a cached or resumed target keeps the time it had. A
-    file that is not a durations file is never rewritten."""
-    import json
-
-    from ..files import write_atomic
-    from ..shard import read_durations
-
-    try:
-        known = read_durations(path)
-    except UsageError as exc:
-        raise UsageError(f"refusing to rewrite --write-durations {path}: {exc}") from None
-    for run in runs:
-        if run.seconds is not None and not run.cached:
-            known[run.target] = run.seconds
-    try:
-        write_atomic(path, json.dumps(dict(sorted(known.items())), indent=2) + "\n")
-    except OSError as exc:
-        raise UsageError(f"cannot write --write-durations {path}: {exc.strerror or exc} (it "
-                         "is unchanged)") from None

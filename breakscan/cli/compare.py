@@ -1,6 +1,6 @@
 """``breakscan compare A B``: two targets scanned and timed the same way, side by side.
 
-Runs both through :func:`breakscan.pipeline.compare.compare_runs` and writes the comparison
+Runs both through :func:`breakscan.runs.compare.compare_runs` and writes the comparison
 as the terminal table, JSON, or an HTML page with both reports. A model that raised in the
 outputs child ends the command after the report, as a failed scan does: its one line (naming
 the model's line) and exit 3.
@@ -47,10 +47,10 @@ def compare(
     html: Optional[Path] = flags.html("Also write an HTML page: A vs B and both reports."),
 ) -> None:
     """Scan and time two targets the same way, side by side, and compare their outputs."""
-    from ..pipeline.compare import compare_runs
+    from ..files import refuse_over_sources
     from ..options import Limits, ScanOptions, TimingOptions
     from ..report import terminal
-    from ..files import refuse_over_sources
+    from ..runs.compare import compare_runs
 
     try:
         check_output(output, output_format)

@@ -1,12 +1,13 @@
 """``breakscan merge``: the shards' ``check --results`` files as one run of the whole zoo.
 
-Reads each file as data (:mod:`breakscan.shard_results`), refuses a target in two files or a
+Reads each file as data (:mod:`breakscan.runs.results`), refuses a target in two files or a
 listed target in none, then reports and gates exactly as ``breakscan check`` does on one
 machine: the same formats, the same exit codes, the same expected-counts gate.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -15,10 +16,9 @@ import typer
 from ..errors import BreakscanError
 from . import flags
 from .application import app
-from .check import gate_zoo_runs, refuse_unlike_outputs, write_reports
 from .exits import fail, say
 from .flags import OutputFormat
-from .output import check_output, outputs, target_sources
+from .output import check_output, outputs, target_sources, write_reports
 
 
 @app.command()
@@ -41,10 +41,12 @@ def merge(
 ) -> None:
     """Merge the shards of a sharded 'breakscan check' into one report and gate it: the same
     verdict as one machine checking every target."""
-    from ..check import config_targets, load_config, zoo_settings
+    from ..config import load_config
     from ..errors import UsageError
-    from ..result import overall_exit_code
-    from ..shard_results import gated_again, merge_results
+    from ..model.result import overall_exit_code
+    from ..runs.check import config_targets, zoo_settings
+    from ..runs.expected import gate_zoo_runs
+    from ..runs.results import gated_again, merge_results
 
     try:
         check_output(output, output_format)
@@ -60,7 +62,8 @@ def merge(
         entries, notes = merge_results(files, [t for t in listed if isinstance(t, str)])
         runs = gated_again(entries, config_targets(section, config, loadable=False))
         zoo_lines = gate_zoo_runs(runs, zoo.flaky, expected, update=update_expected,
-                                  allow_improvements=allow_improvements, complete=True)
+                                  allow_improvements=allow_improvements, complete=True,
+                                  argv=sys.argv[1:])
         write_reports(runs, output_format, output, html=html, durations=write_durations,
                       quiet=quiet)
     except BreakscanError as exc:
@@ -78,6 +81,7 @@ def _refuse_collisions(written: list, config: Path, expected: Optional[Path],
     results) or onto a target's source. The files the results name are not asked: they are
     another machine's, never read here."""
     from ..files import refuse_collisions, refuse_over_sources
+    from ..runs.check import refuse_unlike_outputs
 
     refuse_collisions(written, [("--config", config), ("--expected", expected),
                                 *(("a results file", f) for f in files)])

@@ -81,9 +81,8 @@ def make_console() -> Console:
 def emit(runs, fmt: OutputFormat, output: Optional[Path], *, quiet: bool, verbose: bool,
          single: bool) -> None:
     """Write the chosen format (stdout, or -o FILE plus the terminal summary)."""
-    from ..report import render_file_format
-    from ..report import terminal
     from ..files import write_atomic
+    from ..report import render_file_format, terminal
 
     console = make_console()
     if fmt is OutputFormat.terminal:
@@ -135,7 +134,7 @@ def target_sources(*targets: str) -> list[str]:
 
 def result_sources(runs) -> list[str]:
     """Every user file the finished results came from."""
-    from ..cache import source_files
+    from ..runs.cache import source_files
 
     found: list[str] = []
     for run in runs:
@@ -146,7 +145,7 @@ def result_sources(runs) -> list[str]:
 
 def save_baseline(path: Path, results) -> None:
     """--write-baseline: the gate's file, or a one-line usage error."""
-    from ..gate import write_baseline
+    from ..runs.gate import write_baseline
 
     try:
         write_baseline(path, results)
@@ -173,8 +172,8 @@ def report_one(run, output_format: OutputFormat, output: Optional[Path], html: O
 
 def write_html(runs, path: Path, comparison=None) -> None:
     """--html: the self-contained page, and a line on stderr saying where it went."""
-    from ..report.html import to_html
     from ..files import write_atomic
+    from ..report.html import to_html
 
     if path.is_dir():
         raise UsageError(f"--html {path} is a directory; name a file")
@@ -211,3 +210,15 @@ def live_status(label: str, *, enabled: bool = True):
 
     with err.status(line, spinner="dots"):
         yield on_stage
+
+
+def write_reports(runs: list, output_format: OutputFormat, output: Optional[Path], *,
+                  html: Optional[Path], durations: Optional[Path], quiet: bool) -> None:
+    """A zoo's reports (``check``, ``merge``): the format asked, the HTML page, the durations."""
+    emit(runs, output_format, output, quiet=quiet, verbose=False, single=False)
+    if html is not None:
+        write_html(runs, html)
+    if durations is not None:
+        from ..runs.shard import record_durations
+
+        record_durations(durations, runs)

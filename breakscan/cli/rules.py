@@ -1,6 +1,6 @@
 """``breakscan rules [RULE]``: the rule catalogue, or one rule with its example and fixes.
 
-Looks rules up in :mod:`breakscan.rules`; an unknown id is a usage error naming the known ones.
+Looks rules up in :mod:`breakscan.rules.catalogue`; an unknown id is a usage error naming the known ones.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def rules(rule: Optional[str] = typer.Argument(None, help="A rule id (BS001), na
                                         "as Markdown (docs/rules.md is this output).")) -> None:
     """List the rule catalogue, or explain one rule with its example and fixes."""
     from ..report import terminal
-    from ..rules import CATALOGUE, find_rule
+    from ..rules.catalogue import CATALOGUE, find_rule
 
     if markdown and rule is not None:
         fail(UsageError("--markdown prints the whole catalogue; leave out the rule "

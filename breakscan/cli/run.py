@@ -1,7 +1,7 @@
 """``breakscan run SCRIPT|-m MODULE ARGS``: a whole program, run unchanged, reported.
 
 Maps the flags onto :class:`~breakscan.options.ProgramOptions`, the gate and the limits, and
-runs the program through :func:`breakscan.process.runner.run_program`.
+runs the program through :func:`breakscan.runs.runner.run_program`.
 """
 
 from __future__ import annotations
@@ -66,9 +66,9 @@ def run(
     and a program that fails or is stopped ends with exit 3 and the report of what it compiled.
     """
     from ..config import gate_options
-    from ..options import Limits, ProgramOptions
     from ..files import refuse_over_sources
-    from ..process.runner import run_program
+    from ..options import Limits, ProgramOptions
+    from ..runs.runner import run_program
 
     try:
         words = list(program or ())

@@ -1,7 +1,7 @@
 """``breakscan scan`` (also ``breakscan TARGET``): one model, scanned in a child process.
 
 Maps the flags onto :class:`~breakscan.options.ScanOptions`, the gate and the limits, runs the
-scan through :func:`breakscan.process.runner.run_model`, and with ``--fix`` verifies (and with
+scan through :func:`breakscan.runs.runner.run_model`, and with ``--fix`` verifies (and with
 ``--write`` applies) every proposed fix.
 """
 
@@ -97,10 +97,9 @@ def scan(
     a one-line error naming the stage, and the report of the stages that finished.
     """
     from ..config import gate_options
-    from ..options import Limits, ScanOptions, TimingOptions
-    from ..process.runner import run_model
-
     from ..files import refuse_over_sources
+    from ..options import Limits, ScanOptions, TimingOptions
+    from ..runs.runner import run_model
 
     try:
         check_output(output, output_format)

@@ -47,9 +47,9 @@ def trace(
     Nothing is run: the trace files are read (streamed). Every reporter and gate option works.
     """
     from ..config import gate_options
+    from ..model.result import ModelRun
+    from ..runs.runner import gated
     from ..trace.ranks import trace_report
-    from ..result import ModelRun
-    from ..process.runner import gated
 
     try:
         check_output(output, output_format)

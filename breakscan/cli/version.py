@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typer
 
-from .. import __version__
+from ..version import __version__
 from .application import app
 
 

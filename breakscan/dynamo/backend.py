@@ -14,6 +14,8 @@ from typing import Any, Callable, Iterator
 
 import torch
 
+from ..model.raw import CallCounts, CodeKey
+
 
 def compile_within(fn: Callable[..., Any], owner: Any, method: str,
                    **options: Any) -> Callable[..., Any]:
@@ -114,19 +116,6 @@ class CaptureBackend:
         new = list(e.graphs[graphs:])
         return ExplainOutput(new, len(new), len(new) - 1, list(e.break_reasons[reasons:]),
                              e.op_count - ops)
-
-
-CodeKey = tuple[str, str, int]  # (co_name, co_filename, co_firstlineno)
-
-
-class CallCounts(dict):  # type: ignore[type-arg]
-    """Calls per code key (``dict[CodeKey, int]``), and in ``compiled`` how many of them ran
-    Dynamo's transformed code. A frame that hit the recompile limit is skipped after its
-    compiles: only its calls that ran the original code ran eagerly."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.compiled: dict[CodeKey, int] = {}
 
 
 def _dynamo_made() -> Callable[[Any], bool]:

@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterator
 import torch
 
 from ..frames import parse_stack
-from ..records import FusionStop, Kernel, RawInductorGraph
+from ..model.records import FusionStop, Kernel, RawInductorGraph
 
 LOGGERS = ("torch._inductor.graph.__perf_hints", "torch._inductor.scheduler.__fusion")
 _FALLBACK = re.compile(r"Using FallbackKernel: (?:torch\.ops\.)?(\S+)")

@@ -17,7 +17,8 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from ..records import CodeEvent, FrameMetric
+from ..model.raw import CodeEvent
+from ..model.records import FrameMetric
 from .logs import dynamo_logs
 
 

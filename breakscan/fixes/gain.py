@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..result import whole
-from ..verdicts import FixMetrics
+from ..model.result import whole
+from ..model.verdicts import FixMetrics
 
 # (the words in reports, the FixMetrics field), in the order they matter to a user.
 AXES = (("frames run eagerly", "frames_run_eagerly_per_call"),

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..result import FixedScan, ScanResult
-from ..verdicts import Correctness, Fix, FixMetrics
+from ..model.result import FixedScan, ScanResult
+from ..model.verdicts import Correctness, Fix, FixMetrics
 from .gain import Change, change, change_text, decide, numbers_text
 
 DRIFT_FACTOR = 2.0  # a fix's compiled outputs may drift this many times the original's

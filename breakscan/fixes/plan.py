@@ -17,10 +17,10 @@ from typing import Any
 from ..analysis.roots import random_draws_used
 from ..files import read_source
 from ..frames import display_path
+from ..model.result import ScanResult
+from ..model.verdicts import CANDIDATE, Fix, FixMetrics
+from ..rules.catalogue import FIXES, Chain, fixes_for, library_switches, rule_for_fix, rule_id
 from ..sources import source_tree, target_file
-from ..result import ScanResult
-from ..verdicts import CANDIDATE, Fix, FixMetrics
-from ..rules import FIXES, Chain, fixes_for, library_switches, rule_for_fix, rule_id
 from .judge import TRAINING_SEMANTICS, metrics
 from .settings import dynamo_config, hinted_settings
 

@@ -30,11 +30,11 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 
-from .syntax import NotHere, Refuse, Tree, is_log_call
 from .casts import drop_round_trip
 from .effects import guard_side_effect
 from .loops import while_to_while_loop
 from .region import disable_region
+from .syntax import NotHere, Refuse, Tree, is_log_call
 from .torch_ops import remove_graph_break, sorted_stack, torch_rng
 from .where import branch_to_where
 

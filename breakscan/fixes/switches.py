@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..frames import is_torch_file, module_ast
-from .guards import (argument_for, assignments_feeding, class_and_function, env_settings, falsifying,
-                     followed, guards, negated, not_none_attr, passed_inputs,
+from .guards import (argument_for, assignments_feeding, class_and_function, env_settings,
+                     falsifying, followed, guards, negated, not_none_attr, passed_inputs,
                      returned_names, setters, truthy_attrs)
 
 # Attributes whose switch also changes what training does (not just how it is compiled).

@@ -19,11 +19,11 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
+from ..model.result import FixedScan, ScanResult
+from ..model.verdicts import Fix, FixMetrics
 from ..options import Limits, ScanOptions, TimingOptions
 from ..process.jobs import FIX_JOB
 from ..sources import source_tree, target_file
-from ..result import FixedScan, ScanResult
-from ..verdicts import Fix, FixMetrics
 from .gain import change, worth_timing
 from .judge import judge, metrics
 from .plan import FixPlan, plan_fixes
@@ -243,9 +243,9 @@ def scan_with_fix(request: dict[str, Any], on_stage: Callable[[str, Any], None],
     import torch
 
     from ..errors import ModelError, UsageError, running_model
+    from ..pipeline.interleaved import environment
     from ..pipeline.load import load_target
     from ..pipeline.outputs import compare_outputs, eager_reference
-    from ..pipeline.interleaved import environment
     from ..pipeline.scan import scan_loaded, shape_sets_for
 
     target, fix = request["target"], request["fix"]

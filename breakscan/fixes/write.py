@@ -15,7 +15,7 @@ from pathlib import Path
 from ..files import (SourceNotRestored, carry_line_ends, content_hash, line_ends, read_source,
                      write_source)
 from ..frames import display_path
-from ..verdicts import Fix
+from ..model.verdicts import Fix
 from .plan import rewrite_for
 
 

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import ast
 
+from ..rules.catalogue import LOG_METHODS, gb, rule_for
+from .check_tables import (ASSERT_CHECKS, BRANCH_CHECKS, CALL_CHECKS, CALLEE_CHECKS, COMPARE_CHECKS,
+                           LOOP_CHECKS, METHOD_CHECKS, NP_RANDOM_DRAWS, SUBSCRIPT_CHECKS,
+                           WITH_CHECKS, Scope, register, text_of)
 from .loop_sizes import size_uses
-from ..rules import LOG_METHODS, gb, rule_for
-from .check_tables import (ASSERT_CHECKS, BRANCH_CHECKS, CALL_CHECKS, CALLEE_CHECKS,
-                           COMPARE_CHECKS, LOOP_CHECKS, METHOD_CHECKS, NP_RANDOM_DRAWS,
-                           SUBSCRIPT_CHECKS, WITH_CHECKS, Scope, register, text_of)
 
 
 def _is_int(node: ast.AST) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 
-from ..rules import gb
+from ..rules.catalogue import gb
 from .check_tables import (CALL_CHECKS, COMPARE_CHECKS, METHOD_CHECKS, NP_RANDOM_DRAWS,
                            SUBSCRIPT_CHECKS, WITH_CHECKS, Scope, register, text_of)
 

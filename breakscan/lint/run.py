@@ -14,7 +14,7 @@ import warnings
 from importlib.util import decode_source
 
 from ..errors import UsageError
-from ..records import StaticFinding
+from ..model.records import StaticFinding
 from .walker import Walker
 
 

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import ast
 
-from ..records import StaticFinding
-from ..rules import rule_id
+from ..model.records import StaticFinding
+from ..rules.catalogue import rule_id
 from .calls import Job, callee, first_jobs
-from .checks import (ASSERT_CHECKS, BRANCH_CHECKS, BREAK_CATEGORIES, CALL_CHECKS,
-                     CALLEE_CHECKS, COMPARE_CHECKS, LOOP_CHECKS, METHOD_CHECKS,
-                     SUBSCRIPT_CHECKS, WITH_CHECKS)
+from .checks import (ASSERT_CHECKS, BRANCH_CHECKS, BREAK_CATEGORIES, CALL_CHECKS, CALLEE_CHECKS,
+                     COMPARE_CHECKS, LOOP_CHECKS, METHOD_CHECKS, SUBSCRIPT_CHECKS, WITH_CHECKS)
 from .names import FileNames
 from .tensors import FunctionScope
 

@@ -30,13 +30,11 @@ import io
 import os
 import sys
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 import torch
 
-from ..dynamo.backend import (CallCounts, CaptureBackend, CodeKey, compile_model, count_by_key,
-                              python_calls)
+from ..dynamo.backend import CaptureBackend, compile_model, count_by_key, python_calls
 from ..dynamo.logs import dynamo_logs
 from ..dynamo.regions import GraphCompile, record_regions
 from ..dynamo.session import (bytecode_hook, clean_dynamo, clean_dynamo_state, dynamic_shapes,
@@ -44,7 +42,8 @@ from ..dynamo.session import (bytecode_hook, clean_dynamo, clean_dynamo_state, d
 from ..errors import (BreakscanError, as_model_error, describe, no_grad_hint, raised_by_breakscan,
                       user_frame_hint)
 from ..frames import frames_of, is_torch_file
-from ..records import CodeEvent, RawCapture, RawFailure
+from ..model.raw import (CallCounts, CodeEvent, CodeKey, RawCapture, RawFailure, RawLaterCall,
+                         RawProgram, RawRegion, RawRuntime)
 from .call import ModelCall
 
 
@@ -120,30 +119,6 @@ def run_eager(call: ModelCall, *, label: str,
 
 
 RUNTIME_CALLS = 3  # calls counted after the first and the later call; counts are averaged
-
-
-@dataclass
-class RawRuntime:
-    """The compiled model's steady state, counted: what repeats at run time, uninterpreted."""
-
-    calls: int  # model calls counted
-    graph_calls: int  # compiled-graph calls over those calls
-    python_calls: CallCounts  # calls of resume functions and of the frames asked for
-    error: str | None = None  # why nothing was counted (one line)
-    each_graph: list[int] = field(default_factory=list)  # per graph (compile order): its calls
-    # The compiled model itself raised (eager did not): torch.compile fails on this model.
-    failure: RawFailure | None = None
-
-
-@dataclass
-class RawLaterCall:
-    """The compiled model's second call, uninterpreted."""
-
-    capture: RawCapture  # what compiled anew on this call (``explain``: its new graphs only)
-    graphs_run: int  # distinct compiled graphs this call ran, old and new
-    python_calls: dict[CodeKey, int]  # calls of every code object on this call
-    error: str | None = None  # the call raised (one line)
-    counter_error: str | None = None  # breakscan's call counter failed (``python_calls`` empty)
 
 
 def raw_failure(exc: BaseException) -> RawFailure:
@@ -318,29 +293,6 @@ def scan_pass(call: ModelCall, *, verbose: bool = False,
     """
     with clean_dynamo():
         yield ScanPass(call, verbose=verbose, keep_inputs=keep_inputs)
-
-
-@dataclass
-class RawRegion:
-    """One compiled region of a program and its run-time counts, uninterpreted."""
-
-    name: str
-    kind: str  # module | function
-    compiled_at: list[tuple[str, int, str]]  # the stack of its torch.compile call
-    calls: int
-    graph_calls: int
-    python_calls: CallCounts  # calls of each code object inside the region
-    graph_counts: dict[int, int]  # calls of each graph (by index) inside the region
-
-
-@dataclass
-class RawProgram:
-    """What a whole program's compiles and compiled calls produced, uninterpreted."""
-
-    capture: RawCapture  # the records, with ``explain`` built from every graph the program made
-    regions: list[RawRegion]
-    graph_calls_outside: int  # graph calls made outside any region (none expected)
-    recompile_stacks: list[list[tuple[str, int, str]]]  # the stack of each recompile record
 
 
 class ProgramCapture:

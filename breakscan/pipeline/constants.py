@@ -13,7 +13,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ..records import ModuleConstant
+from ..model.records import ModuleConstant
 
 MAX_CONSTANT_ELEMENTS = 8  # "a handful of integers": a kernel size, strides, paddings
 

@@ -43,7 +43,7 @@ def to_device(value: Any, device: torch.device) -> Any:
 
 def describe_inputs(args: tuple[Any, ...], kwargs: dict[str, Any], names: list[str]):
     """InputSpec rows for the report (shape and dtype for tensors, the type otherwise)."""
-    from ..result import InputSpec
+    from ..model.result import InputSpec
 
     rows = []
     items = list(zip(names, args)) + list(kwargs.items())

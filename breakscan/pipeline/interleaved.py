@@ -21,8 +21,8 @@ import torch
 from ..dynamo.backend import compile_model, own_backend
 from ..dynamo.session import dynamo_session
 from ..errors import describe
-from ..stats import ab_timing
-from ..verdicts import ABTiming, Correctness
+from ..model.stats import ab_timing
+from ..model.verdicts import ABTiming, Correctness
 from .call import synchronize
 from .measure import NOISE, WARMUP_CALLS, OnProgress, short_error
 from .outputs import comparable_randomness, compare_outputs, reseed

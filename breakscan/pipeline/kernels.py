@@ -17,9 +17,9 @@ import torch
 from ..analysis.kernels import fusion_stop_kind, kernel_findings, kernels_per_call
 from ..dynamo.inductor import InductorInspection, InspectingInductor, available
 from ..frames import parse_stack, split_location
-from ..records import Fallback, GraphKernels, IRNode, Kernel, RawInductorGraph
+from ..model.records import Fallback, GraphKernels, IRNode, Kernel, RawInductorGraph
+from ..model.result import ScanResult
 from ..options import TimingOptions
-from ..result import ScanResult
 from .call import ModelCall
 
 DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",

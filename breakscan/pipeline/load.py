@@ -22,10 +22,10 @@ import torch
 from torch import nn
 
 from ..errors import (ModelError, UsageError, as_model_error, describe, memory_limit_note,
-                     out_of_memory, user_frame_hint)
+                      out_of_memory, user_frame_hint)
+from ..sources import SourceTree, source_tree
 from ..target import (TargetSpec, check_source_file, missing_name_error, no_module_error,
                       parse_init_args, parse_inputs, parse_target)
-from ..sources import SourceTree, source_tree
 from .inputs import check_arity, embedding_bound, make_tensor, to_device
 
 DTYPES: dict[str, torch.dtype] = {

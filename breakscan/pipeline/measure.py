@@ -21,19 +21,19 @@ from typing import Any, Callable
 import torch
 from torch.utils import benchmark
 
-from ..frames import acting_frame, parse_stack
-from ..messages import split_reason
-from ..dynamo.backend import CodeKey, compile_model
+from ..dynamo.backend import compile_model
 from ..dynamo.session import bytecode_hook, dynamo_session, read_metrics
 from ..errors import describe, running_model
+from ..frames import acting_frame, parse_stack
+from ..messages import split_reason
+from ..model.raw import CodeEvent, CodeKey, RawFailure
+from ..model.stats import RERUN, ratio
+from ..model.verdicts import Timing, TimingReport
 from ..options import TimingOptions
-from ..records import CodeEvent, RawFailure
-from ..stats import RERUN, ratio
-from ..verdicts import Timing, TimingReport
 from .call import ModelCall, synchronize
 from .capture import raw_failure
-from .outside import OutsideGraphs, outside_graphs
 from .outputs import comparable_randomness, compare_outputs, draws_random_numbers, reseed
+from .outside import OutsideGraphs, outside_graphs
 
 WARMUP_CALLS = 3
 NOISE = 0.1  # IQR / median above this is a noisy measurement (adaptive_autorange's own target)

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from ..verdicts import Correctness
+from ..model.verdicts import Correctness
 
 SEED = 0
 # The largest difference allowed, as a share of the tensor's largest magnitude, per dtype

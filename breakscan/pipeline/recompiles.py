@@ -14,7 +14,7 @@ from typing import Any, Callable
 from ..analysis.recompiles import (hit_limit, limit_advice, parse_recompile_message,
                                    specialised_note, suggest_dynamic, suggest_partial)
 from ..errors import running_model
-from ..records import Recompile, RecompileReport
+from ..model.records import Recompile, RecompileReport
 
 
 def _run_sets(fn: Callable[..., Any], sets: list[tuple[Any, ...]], *, training: bool,

@@ -8,8 +8,8 @@ from __future__ import annotations
 import torch
 
 from ..errors import UsageError
-from ..records import StaticFinding
-from ..result import ScanResult
+from ..model.records import StaticFinding
+from ..model.result import ScanResult
 from .load import LoadedTarget
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ..errors import EXIT_INTERNAL, EXIT_MODEL_FAILED, SigintWatch, sigint_watched
-from ..result import ScanResult
+from ..model.result import ScanResult
 from ..startup import keep_torch_import_notices
 from .leftovers import become_subreaper, end_processes, work_mark
 
@@ -47,7 +47,7 @@ class _Reporter:
         os.fsync(self.events.fileno())
 
     def save(self, result: Any) -> None:
-        from ..jsondata import dumps
+        from ..model.jsondata import dumps
 
         tmp = self.work / "result.json.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
@@ -165,7 +165,7 @@ def run_here(job: str, request: dict[str, Any], *, target: str,
     imported (a child spends ~3 s importing it); unlike a child, no time or memory limit
     applies and what the job leaves in the process (Dynamo's caches) stays, except the
     caller's imports (:func:`_modules_put_back`)."""
-    from ..result import ModelRun
+    from ..model.result import ModelRun
 
     with _modules_put_back(), sigint_watched() as sigint:
         stage = "start-up"

@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import EXIT_MODEL_FAILED, INTERRUPT_CODES, Interrupted, interrupt_signal
+from ..model.result import ModelRun, ScanResult
 from ..options import Limits
-from ..result import ModelRun, ScanResult
 from .child import ENDED
 from .leftovers import WORK_VARIABLE, end_processes, remove_stale_work, work_mark
 
@@ -266,7 +266,7 @@ def _read_events(work: Path) -> list[dict[str, Any]]:
 
 def _read_partial(work: Path) -> Any:
     """The result the child saved, parsed as data (anything unreadable: none)."""
-    from ..jsondata import DataError, loads
+    from ..model.jsondata import DataError, loads
 
     try:
         with open(work / "result.json", "rb") as fh:

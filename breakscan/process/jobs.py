@@ -12,11 +12,11 @@ from typing import Final
 SCAN_JOB: Final[str] = "breakscan.pipeline.scan:scan_job"
 """One target's scan, stage by stage (``breakscan scan``, ``check``, each side of ``compare``)."""
 
-PROGRAM_JOB: Final[str] = "breakscan.pipeline.scan:program_job"
+PROGRAM_JOB: Final[str] = "breakscan.pipeline.program_scan:program_job"
 """A program run unchanged while its compiled regions are recorded (``breakscan run``)."""
 
 FIX_JOB: Final[str] = "breakscan.fixes.verify:scan_with_fix"
 """One planned fix applied, rescanned, its outputs compared and timed (``--fix``)."""
 
-OUTPUTS_JOB: Final[str] = "breakscan.pipeline.compare:outputs_of_both"
+OUTPUTS_JOB: Final[str] = "breakscan.runs.compare:outputs_of_both"
 """Both models of ``breakscan compare`` on the same inputs: their outputs, timed interleaved."""

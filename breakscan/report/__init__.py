@@ -5,7 +5,7 @@ from __future__ import annotations
 import json as _json_module
 from typing import Callable
 
-from ..result import SCHEMA_VERSION, ModelRun, overall_exit_code
+from ..model.result import SCHEMA_VERSION, ModelRun, overall_exit_code
 
 
 def _json(runs: list[ModelRun], single: bool) -> str:

@@ -7,8 +7,8 @@ and the catalogue differ, so adding a rule is one entry in ``rules.py`` / ``fami
 
 from __future__ import annotations
 
-from ..rule_model import Match, Rule
-from ..rules import CATALOGUE, fixes_for
+from ..rules.catalogue import CATALOGUE, fixes_for
+from ..rules.model import Match, Rule
 
 HEADER = """# Rules
 

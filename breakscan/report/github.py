@@ -3,9 +3,10 @@ for ``$GITHUB_STEP_SUMMARY``."""
 
 from __future__ import annotations
 
-from ..analysis.categories import CATEGORIES
-from ..result import ModelRun, whole as count
 from ..frames import repo_path
+from ..model.result import ModelRun
+from ..model.result import whole as count
+from ..rules.categories import CATEGORIES
 from .literal import printable
 from .paths import recompile_location
 from .wording import check_text, recompile_reasons

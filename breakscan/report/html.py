@@ -20,22 +20,20 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import DiffLexer, PythonLexer
 from pygments.token import STANDARD_TYPES
 
-from ..analysis.categories import REGISTRY_URL
-from ..result import Comparison, ModelRun, ScanResult
-from ..stats import ratio
-from ..verdicts import Fix
-from ..rules import finding_status, rule_for
 from ..frames import display_path, is_user_file, split_location
-from .excerpts import shown_lines
-from ..result import whole as count
-from .html_kernels import (KernelChip, finding_anchor, ir_rows, kernel_rows,
-                           source_chips)
+from ..model.excerpts import shown_lines
+from ..model.result import Comparison, ModelRun, ScanResult
+from ..model.result import whole as count
+from ..model.stats import ratio
+from ..model.verdicts import Fix
+from ..rules.catalogue import finding_status, rule_for
+from ..rules.categories import REGISTRY_URL
+from .html_kernels import KernelChip, finding_anchor, ir_rows, kernel_rows, source_chips
 from .literal import output_tail, printable, scrubbed
-from .wording import (compile_error_advice, calls_line, fixes_baseline, calls_text, chain_step, compared_speedup,
-                      compared_timing, compared_total, fires_text, fix_numbers, gate_status,
-                      hint_classes_text, median_iqr, ms, noise_note, outputs_verdict, random_note, own_hints,
-                      runtime_line, settings_text,
-                      speed_line)
+from .wording import (calls_line, calls_text, chain_step, compared_speedup, compared_timing,
+                      compared_total, compile_error_advice, fires_text, fix_numbers, fixes_baseline,
+                      gate_status, hint_classes_text, median_iqr, ms, noise_note, outputs_verdict,
+                      own_hints, random_note, runtime_line, settings_text, speed_line)
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 GRAPH_COLOURS = 6  # CSS classes g0..g5 cycle over the graphs

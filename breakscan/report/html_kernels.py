@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..frames import display_path, split_location
-from ..records import GraphKernels, Kernel
-from ..result import ScanResult
+from ..model.records import GraphKernels, Kernel
+from ..model.result import ScanResult
 
 KERNEL_COLOURS = 6  # CSS classes k0..k5 cycle over a graph's kernels
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..result import ScanResult
+from ..model.result import ScanResult
 
 
 def to_json(result: ScanResult) -> str:

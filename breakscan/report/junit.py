@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from ..result import ModelRun
+from ..model.result import ModelRun
 
 # Characters XML 1.0 cannot hold at all (control characters, lone surrogates, U+FFFE/FFFF).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ..frames import repo_path
-from ..records import Recompile
+from ..model.records import Recompile
 
 
 def recompile_location(rec: Recompile) -> tuple[str, int]:

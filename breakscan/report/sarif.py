@@ -6,11 +6,11 @@ import json
 from typing import Any
 from urllib.parse import quote
 
-from .. import __version__
-from ..analysis.categories import CATEGORIES
-from ..result import ModelRun
 from ..frames import repo_path
-from ..kernel_rules import KERNEL_RULES
+from ..model.result import ModelRun
+from ..rules.categories import CATEGORIES
+from ..rules.kernels import KERNEL_RULES
+from ..version import __version__
 from .paths import recompile_location
 from .wording import recompile_reasons
 

@@ -19,12 +19,12 @@ from rich.padding import Padding
 from rich.syntax import Syntax
 from rich.text import Text
 
-from ..analysis.categories import REGISTRY_URL
 from ..frames import display_path
-from ..records import StaticFinding
-from ..result import Comparison, ModelRun, ScanResult
-from ..result import whole as count
-from ..rules import Rule, finding_status
+from ..model.records import StaticFinding
+from ..model.result import Comparison, ModelRun, ScanResult
+from ..model.result import whole as count
+from ..rules.catalogue import Rule, finding_status
+from ..rules.categories import REGISTRY_URL
 from .catalogue import rule_fixes
 from .literal import LiteralTable, output_tail, printable, scrubbed
 from .terminal_breaks import print_breaks

@@ -13,13 +13,13 @@ from rich.table import Table
 from rich.text import Text
 
 from ..frames import display_path, provenance_frame
-from .excerpts import shown_lines
-from ..records import RootBreak
-from ..result import ScanResult
-from ..rules import rule_for
-from ..result import whole as count
+from ..model.excerpts import shown_lines
+from ..model.records import RootBreak
+from ..model.result import ScanResult
+from ..model.result import whole as count
+from ..rules.catalogue import rule_for
 from .literal import LiteralTable, printable
-from .wording import (compile_error_advice, calls_text, chain_step, fires_text, hint_classes_text,
+from .wording import (calls_text, chain_step, compile_error_advice, fires_text, hint_classes_text,
                       ms, own_hints)
 
 CONTEXT_LINES = 2

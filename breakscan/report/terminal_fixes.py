@@ -9,8 +9,8 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from ..frames import display_path
-from ..result import ScanResult
-from ..verdicts import CANDIDATE, Fix
+from ..model.result import ScanResult
+from ..model.verdicts import CANDIDATE, Fix
 from .wording import fix_numbers, fixes_baseline, speed_line
 
 FIX_STYLE = {"verified": "bold green", "breaks compilation": "bold red",

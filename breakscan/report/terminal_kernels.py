@@ -12,9 +12,9 @@ from rich.text import Text
 
 from ..analysis.kernels import actionable_stops
 from ..frames import display_path, split_location
-from ..records import GraphInfo, GraphKernels
-from ..result import ScanResult
-from ..rules import rule_for
+from ..model.records import GraphInfo, GraphKernels
+from ..model.result import ScanResult
+from ..rules.catalogue import rule_for
 from .literal import LiteralTable
 from .wording import kernels_line, plural
 

@@ -11,8 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ..frames import display_path
-from ..result import ProgramReport, ScanResult
-from ..result import whole as count
+from ..model.result import ProgramReport, ScanResult
+from ..model.result import whole as count
 from .literal import LiteralTable
 from .wording import plural
 

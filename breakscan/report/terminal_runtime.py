@@ -8,8 +8,8 @@ from rich.console import Console
 from rich.text import Text
 
 from ..frames import display_path
-from ..result import ScanResult
-from ..stats import ratio
+from ..model.result import ScanResult
+from ..model.stats import ratio
 from .literal import LiteralTable
 from .wording import ms, noise_note, random_note
 

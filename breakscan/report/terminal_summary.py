@@ -8,8 +8,8 @@ from rich.console import Console
 from rich.text import Text
 
 from ..frames import display_path
-from ..result import ScanResult
-from ..result import whole as count
+from ..model.result import ScanResult
+from ..model.result import whole as count
 from .terminal_kinds import program_line
 from .wording import calls_line, runtime_line, settings_text
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
-from ..analysis.registry import is_class_hint
 from ..frames import Frame
-from ..records import CompileError, Recompile, RootBreak
-from ..result import Comparison, ScanResult
-from ..result import whole as count
-from ..stats import RERUN
-from ..verdicts import Check, Fix, GateResult, Timing
+from ..model.records import CompileError, Recompile, RootBreak
+from ..model.result import Comparison, ScanResult
+from ..model.result import whole as count
+from ..model.stats import RERUN
+from ..model.verdicts import Check, Fix, GateResult, Timing
+from ..rules.registry import is_class_hint
 
 COMPILE_ERROR_ADVICE = (
     "The eager model runs; the compiled one raises on every call, so nothing of it runs "

@@ -18,12 +18,13 @@ import os
 from pathlib import Path
 
 from ..analysis.analyse import analyse
-from ..errors import UsageError
-from ..frames import display_path, sources_within
 from ..analysis.ranking import rank
 from ..analysis.recompiles import program_recompiles
-from ..records import FrameMetric, GraphInfo, RawCapture
-from ..result import RankSummary, ScanResult
+from ..errors import UsageError
+from ..frames import display_path, sources_within
+from ..model.raw import RawCapture
+from ..model.records import FrameMetric, GraphInfo
+from ..model.result import RankSummary, ScanResult
 from .reader import MAX_RECORD_BYTES, RankTrace, read_rank, trace_files
 
 

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from breakscan.result import SCHEMA_VERSION
+from breakscan.model.result import SCHEMA_VERSION
 
 from conftest import FIXTURES, ROOT, SAMPLES, locate, run_cli
 

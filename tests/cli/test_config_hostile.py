@@ -134,7 +134,7 @@ def test_a_target_listed_twice_is_refused_by_merge(tmp_path):
 
 READERS = """
 import sys
-from breakscan.cache import _digest
+from breakscan.runs.cache import _digest
 from breakscan.sources import source_tree
 fifo = sys.argv[1]
 print(_digest(fifo), _digest("/dev/zero"), source_tree(fifo).module)

@@ -56,7 +56,7 @@ def test_max_recompiles_gate():
 
 def test_baseline_round_trip(tmp_path, monkeypatch):
     from breakscan.config import gate_options
-    from breakscan.process.runner import run_model
+    from breakscan.runs.runner import run_model
 
     models = tmp_path / "models"
     shutil.copytree(SAMPLES, models)

@@ -86,7 +86,7 @@ def test_in_process_scan_of_a_model_raising_keyboardinterrupt_is_exit_3(name, me
     from breakscan.options import ScanOptions
     from breakscan.process.child import run_here
     from breakscan.process.jobs import SCAN_JOB
-    from breakscan.process.runner import scan_in_process
+    from breakscan.runs.runner import scan_in_process
 
     target, options = f"{F}:{name}", ScanOptions(input_shapes=["2,3"])
     expected = f"{message} at {F}:{_line(at)}"
@@ -104,7 +104,7 @@ def test_a_sigint_that_came_still_interrupts_in_process(ctrl_c_raises):
     from breakscan.options import ScanOptions
     from breakscan.process.child import run_here
     from breakscan.process.jobs import SCAN_JOB
-    from breakscan.process.runner import scan_in_process
+    from breakscan.runs.runner import scan_in_process
 
     target, options = f"{F}:SignalsItself", ScanOptions(input_shapes=["2,3"])
     with pytest.raises(KeyboardInterrupt):

@@ -106,7 +106,7 @@ def test_a_model_zoo_module_over_the_config_targets_runs_under_xdist(pytester, d
     """)
     pytester.makepyfile(test_model_zoo="""
         import pytest
-        from breakscan.check import assert_target, load_targets
+        from breakscan.testing.assertions import assert_target, load_targets
 
         @pytest.mark.parametrize("entry", load_targets("pyproject.toml"), ids=str)
         def test_compiles_within_its_gate(entry):

@@ -13,7 +13,7 @@ import threading
 import pytest
 
 from breakscan import scan
-from breakscan.verdicts import Fix
+from breakscan.model.verdicts import Fix
 
 from conftest import FIXTURES, ROOT, SAMPLES, locate, run_cli, tensor_branch_project
 
@@ -145,8 +145,8 @@ def test_github_paths_are_relative_to_the_workspace_from_anywhere(tmp_path):
 
 def test_no_none_leaks_into_text():
     from breakscan.fixes.judge import judge
-    from breakscan.result import FixedScan
-    from breakscan.verdicts import Correctness, FixMetrics
+    from breakscan.model.result import FixedScan
+    from breakscan.model.verdicts import Correctness, FixMetrics
 
     result = scan(f"{SAMPLES / 'tensor_branch.py'}:TensorIf", input_shapes=["8,16"])
     before = FixMetrics(graph_count=2, breaks=1, recompiles=None, compiled_s=None, speedup=None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from breakscan.rules import CATALOGUE
+from breakscan.rules.catalogue import CATALOGUE
 
 from conftest import SAMPLES, run_cli
 

@@ -15,7 +15,7 @@ from breakscan.fixes.plan import plan_fixes
 from breakscan.fixes.settings import resolved_config
 from breakscan.fixes.verify import verify_fixes
 from breakscan.options import Limits, ScanOptions, TimingOptions
-from breakscan.verdicts import ABTiming, Correctness, Fix, FixMetrics, Interval
+from breakscan.model.verdicts import ABTiming, Correctness, Fix, FixMetrics, Interval
 from breakscan.fixes.switches import search
 
 from conftest import FIXTURES, SAMPLES, locate
@@ -32,7 +32,7 @@ def _metrics(graphs, calls, breaks=1):
 
 
 def _fixed(result, same=True):
-    from breakscan.result import FixedScan
+    from breakscan.model.result import FixedScan
 
     return FixedScan(result=result, same_outputs=Correctness(same, 0.0 if same else 1.0, None))
 
@@ -84,7 +84,7 @@ def test_fix_statuses(after, same, verdict, status):
 def test_untried_fixes_read_not_tried_in_every_report():
     from breakscan.report.html import to_html
     from breakscan.report.terminal import console, render
-    from breakscan.result import ModelRun
+    from breakscan.model.result import ModelRun
 
     result = scan(f"{SAMPLES / 'tensor_branch.py'}:TensorIf", input_shapes=["8,16"])
     result.fixes = [Fix(rule="BS002", fix_id="torch_where", kind="source", title="t",

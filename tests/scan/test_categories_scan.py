@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from breakscan.analysis.categories import CATEGORIES, categorize
-from breakscan.rules import CATALOGUE
+from breakscan.rules.categories import CATEGORIES, categorize
+from breakscan.rules.catalogue import CATALOGUE
 
 from conftest import TORCH_213_IDS, TORCH_214_IDS
 

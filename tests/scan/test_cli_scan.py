@@ -82,7 +82,7 @@ def test_bad_input_in_process(args, code, text, monkeypatch):
     from breakscan import scan
     from breakscan.errors import BreakscanError
     from breakscan.report import terminal
-    from breakscan.result import ModelRun
+    from breakscan.model.result import ModelRun
 
     monkeypatch.chdir(ROOT)
     target, options = _scan_options(args)

@@ -13,7 +13,7 @@ from dataclasses import asdict
 import pytest
 
 from breakscan import ScanOptions, TimingOptions, scan
-from breakscan.pipeline.compare import outputs_of_both
+from breakscan.runs.compare import outputs_of_both
 
 from conftest import assert_the_twin_wins, sample_expectations
 

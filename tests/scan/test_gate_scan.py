@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from breakscan import scan
-from breakscan.gate import evaluate
+from breakscan.runs.gate import evaluate
 from breakscan.options import GateOptions, ScanOptions
 
 from conftest import SAMPLES, locate
@@ -33,7 +33,7 @@ def test_gate_in_json():
 
 @pytest.fixture(scope="module")
 def failing_runs():
-    from breakscan.process.runner import run_model
+    from breakscan.runs.runner import run_model
 
     # The formats are the subject, not isolation: the scans run in this process.
     gate, options = GateOptions(max_breaks=0), ScanOptions(input_shapes=["8,16"])

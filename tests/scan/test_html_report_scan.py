@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 
 from breakscan import scan
-from breakscan.analysis.categories import REGISTRY_URL
+from breakscan.rules.categories import REGISTRY_URL
 from breakscan.report import render_file_format
 from breakscan.report.html import to_html
-from breakscan.result import Comparison, ModelRun
-from breakscan.verdicts import Check, Correctness, Fix, FixMetrics, GateResult
+from breakscan.model.result import Comparison, ModelRun
+from breakscan.model.verdicts import Check, Correctness, Fix, FixMetrics, GateResult
 
 from conftest import ROOT
 
@@ -231,7 +231,7 @@ def test_fixes_and_timings_render(runs):
     run = runs[1]
     result = dataclasses.replace(run.result)
     brk = result.breaks[0]
-    from breakscan.verdicts import ABTiming, Interval, Timing, TimingReport
+    from breakscan.model.verdicts import ABTiming, Interval, Timing, TimingReport
 
     result.timings = TimingReport(device="cpu", threads=1, backend="inductor", mode=None,
                                   eager=Timing(3e-5, 4e-6, 100, 1),

@@ -7,7 +7,7 @@ The same failures through the real CLI are in tests/cli/test_isolation.py.
 from __future__ import annotations
 
 from breakscan.options import Limits, ScanOptions
-from breakscan.process.runner import scan_isolated
+from breakscan.runs.runner import scan_isolated
 
 from conftest import FIXTURES, locate
 

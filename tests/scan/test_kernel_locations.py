@@ -14,12 +14,12 @@ from markupsafe import escape
 from rich.console import Console
 
 from breakscan import scan
-from breakscan.gate import evaluate
+from breakscan.runs.gate import evaluate
 from breakscan.options import GateOptions
 from breakscan.report import render_file_format
 from breakscan.report.html import to_html
 from breakscan.report.terminal import render_runs
-from breakscan.result import ModelRun
+from breakscan.model.result import ModelRun
 
 from conftest import SAMPLES, locate
 

@@ -139,7 +139,7 @@ def test_a_spread_that_never_settles_is_marked_noisy():
 
     from breakscan.pipeline.measure import _time
     from breakscan.report.wording import noise_note
-    from breakscan.verdicts import TimingReport
+    from breakscan.model.verdicts import TimingReport
 
     calls = itertools.count()
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from breakscan import ProgramOptions, run_program, scan
-from breakscan.gate import evaluate
+from breakscan.runs.gate import evaluate
 from breakscan.options import GateOptions
 from breakscan.pipeline.measure import _ratios
-from breakscan.verdicts import Timing, TimingReport
+from breakscan.model.verdicts import Timing, TimingReport
 
 from conftest import FIXTURES
 

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from breakscan import scan
-from breakscan.gate import evaluate
+from breakscan.runs.gate import evaluate
 from breakscan.options import GateOptions
 from breakscan.pipeline.load import load_target
 
@@ -153,7 +153,7 @@ def test_breaks_of_later_calls_only_are_reported_but_not_gated():
 
 def test_first_call_only_break_is_counted_and_marked_in_json():
     from breakscan.options import GateOptions, ScanOptions
-    from breakscan.process.runner import run_model
+    from breakscan.runs.runner import run_model
 
     run = run_model(f"{SAMPLES}/first_call.py:LazyScale", ScanOptions(input_shapes=["8,16"]),
                     GateOptions(max_breaks=0), isolated=False)

@@ -17,7 +17,7 @@ def test_tables_say_what_was_not_measured_and_what_was_cached():
 
     from breakscan.report.html import to_html
     from breakscan.report.terminal import console, render_runs
-    from breakscan.result import ModelRun
+    from breakscan.model.result import ModelRun
 
     runs = [ModelRun(target=f"t{k}", result=scan(f"{SAMPLES / 'tensor_branch.py'}:TensorIf",
                                                  input_shapes=["8,16"]), cached=bool(k))
@@ -31,7 +31,7 @@ def test_tables_say_what_was_not_measured_and_what_was_cached():
 
 
 def test_gate_details_use_the_paths_the_report_uses():
-    from breakscan.gate import evaluate
+    from breakscan.runs.gate import evaluate
     from breakscan.options import GateOptions
 
     result = scan(f"{SAMPLES / 'tensor_branch.py'}:TensorIf", input_shapes=["8,16"])
@@ -52,7 +52,7 @@ def test_recompile_gate_failures_carry_file_and_line_in_github_and_sarif(monkeyp
     """The reporters are the subject: the scan and its gate run in this process."""
     from breakscan.options import GateOptions, ScanOptions
     from breakscan.report import render_file_format
-    from breakscan.process.runner import run_model
+    from breakscan.runs.runner import run_model
 
     run = run_model(f"{SAMPLES / 'shape_branch.py'}:ShapeBranch",
                     ScanOptions(input_shapes=["8,16"], vary_batch="2,4,16"),

@@ -63,7 +63,7 @@ def test_a_refused_fix_title_does_not_repeat_and_diffs_name_user_paths(tmp_path,
     from breakscan import scan
     from breakscan.fixes.plan import plan_fixes
     from breakscan.report import terminal
-    from breakscan.result import ModelRun
+    from breakscan.model.result import ModelRun
 
     work = tmp_path / "elsewhere"
     work.mkdir()

@@ -11,7 +11,7 @@ import torch
 from breakscan import ProgramOptions, run_program, scan
 from breakscan.options import ScanOptions
 from breakscan.pipeline.load import load_target
-from breakscan.process.runner import run_model
+from breakscan.runs.runner import run_model
 from breakscan.report.wording import calls_text
 
 from conftest import FIXTURES, locate

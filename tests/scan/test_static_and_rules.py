@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from breakscan import scan
-from breakscan.rules import finding_status
+from breakscan.rules.catalogue import finding_status
 
 from conftest import FIXTURES, SAMPLES, locate
 

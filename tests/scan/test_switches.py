@@ -8,7 +8,7 @@ import pytest
 from breakscan.fixes.plan import switch_candidates
 from breakscan.fixes.switches import search
 from breakscan.pipeline.scan import scan
-from breakscan.verdicts import CANDIDATE
+from breakscan.model.verdicts import CANDIDATE
 
 from conftest import FIXTURES, GAINED, fixes_in_process, locate
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from breakscan.options import Limits, ScanOptions
-from breakscan.process.runner import scan_isolated
+from breakscan.runs.runner import scan_isolated
 
 from conftest import GAINED, FIXTURES, ROOT, inductors_own_kernel_count, run_cli
 

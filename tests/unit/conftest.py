@@ -29,7 +29,7 @@ RESULTS = _shared.FIXTURES / "results"
 def recorded_runs(name: str) -> list:
     """tests/fixtures/results/<name>.json, real scan results saved by its record.py (the
     repository's path written as ``{ROOT}``), read back as fresh ``ModelRun`` objects."""
-    from breakscan.jsondata import loads
+    from breakscan.model.jsondata import loads
 
     return loads((RESULTS / f"{name}.json").read_text().replace("{ROOT}", str(_shared.ROOT)))
 

@@ -113,8 +113,45 @@ def test_the_cycle_finder_finds_a_cycle():
 def test_the_package_has_no_import_cycles():
     graph = import_graph(type_checking=True)
     assert "breakscan.errors" in graph["breakscan.cli"], graph  # the graph is really read
-    assert "breakscan.pipeline.capture" in graph["breakscan.analysis.impact"]  # TYPE_CHECKING imports count
+    assert "breakscan.model.result" in graph["breakscan.runs.shard"]  # TYPE_CHECKING imports count
     assert cycles(graph) == []
+
+
+# The folders from the bottom up: each imports only from its own folder and those below it.
+# "base" is the top level's modules (errors, files, frames, options, …); "root" is the package's
+# own ``__init__`` (the Python API) and ``__main__``.
+LAYERS = ("rules", "base", "model", "lint", "dynamo", "analysis", "trace", "process", "pipeline",
+          "fixes", "runs", "report", "testing", "cli", "root")
+MAX_TOP_LEVEL_MODULES = 12
+
+
+def layer_of(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) == 1 or parts[1] == "__main__":
+        return "root"
+    return parts[1] if parts[1] in LAYERS else "base"
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    return [f"{m} -> {d}" for m, deps in sorted(graph.items()) for d in sorted(deps)
+            if LAYERS.index(layer_of(d)) > LAYERS.index(layer_of(m))]
+
+
+def test_folders_import_only_downward():
+    """The order of LAYERS, lazy imports and ``if TYPE_CHECKING:`` imports included; the check
+    can fail (a lint module importing the analysis is found)."""
+    assert upward_imports({"breakscan.lint.checks": {"breakscan.analysis.loops"}}) == [
+        "breakscan.lint.checks -> breakscan.analysis.loops"]
+    graph = import_graph(type_checking=True)
+    folders = {p.parent.name for p in PACKAGE.rglob("*/__init__.py")}
+    assert folders <= set(LAYERS), f"a folder with no place in LAYERS: {folders - set(LAYERS)}"
+    assert upward_imports(graph) == []
+
+
+def test_the_top_level_holds_few_modules():
+    """New concepts get a folder: the top level keeps the few modules every stage needs."""
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(top) <= MAX_TOP_LEVEL_MODULES, top
 
 
 def test_isolation_knows_no_job_type():
@@ -123,8 +160,8 @@ def test_isolation_knows_no_job_type():
     graph = import_graph()
     deps = graph["breakscan.process.isolate"] | graph["breakscan.process.child"] \
         | graph["breakscan.process.jobs"]
-    assert not deps & {"breakscan.pipeline.scan", "breakscan.fixes.verify", "breakscan.pipeline.compare",
-                       "breakscan.check", "breakscan.process.runner"}, deps
+    assert not deps & {"breakscan.pipeline.scan", "breakscan.fixes.verify", "breakscan.runs.compare",
+                       "breakscan.runs.check", "breakscan.runs.runner"}, deps
 
 
 def test_every_module_says_what_it_owns():

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from breakscan.cache import ResultCache
+from breakscan.runs.cache import ResultCache
 from breakscan.options import ScanOptions
 
 from conftest import recorded_runs

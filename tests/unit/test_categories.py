@@ -3,7 +3,7 @@ against the registry torch ships)."""
 
 from __future__ import annotations
 
-from breakscan.analysis.categories import CATEGORIES, categorize, registry_url
+from breakscan.rules.categories import CATEGORIES, categorize, registry_url
 
 
 def test_builtin_operator_is_print_only_for_print():

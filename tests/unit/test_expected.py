@@ -10,10 +10,10 @@ import json
 import pytest
 
 from breakscan.errors import UsageError
-from breakscan.expected import apply_expected, counts_of, judge, read_expected, update_command
-from breakscan.jsondata import dumps
-from breakscan.result import ModelRun, ShardEntry
-from breakscan.shard_results import merge_results, read_results
+from breakscan.runs.expected import apply_expected, counts_of, judge, read_expected, update_command
+from breakscan.model.jsondata import dumps
+from breakscan.model.result import ModelRun, ShardEntry
+from breakscan.runs.results import merge_results, read_results
 
 from conftest import recorded_runs
 

@@ -8,10 +8,11 @@ import json
 
 import pytest
 
-from breakscan.analysis import advice as advice_mod, categories, ranking, registry
+from breakscan.analysis import advice as advice_mod, ranking
+from breakscan.rules import categories, registry
 from breakscan.frames import Frame
-from breakscan.records import RootBreak
-from breakscan.rules import CATALOGUE, RULES_BY_CATEGORY, fixes_for, settings_of
+from breakscan.model.records import RootBreak
+from breakscan.rules.catalogue import CATALOGUE, RULES_BY_CATEGORY, fixes_for, settings_of
 
 from conftest import TORCH_213_IDS, TORCH_214_IDS
 
@@ -217,7 +218,7 @@ def test_a_baseline_from_before_the_families_still_knows_its_breaks():
     catalogue names it `rng`; a really new break on another line still fails."""
     from types import SimpleNamespace
 
-    from breakscan.gate import _baseline_checks
+    from breakscan.runs.gate import _baseline_checks
     from breakscan.options import GateOptions
 
     seed = _brk("rng", "GB0007", line=5, code="torch.manual_seed(0)")

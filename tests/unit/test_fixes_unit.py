@@ -9,7 +9,7 @@ import pytest
 
 from breakscan.fixes.gain import COMPILES_NOW, Change, change, decide
 from breakscan.fixes.judge import within_drift
-from breakscan.verdicts import Correctness, FixMetrics
+from breakscan.model.verdicts import Correctness, FixMetrics
 
 
 def metrics(graphs, calls=None, returns=None, eager=None, recompiles=None, kernels=None,

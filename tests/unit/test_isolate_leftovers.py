@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from breakscan.jsondata import dumps
+from breakscan.model.jsondata import dumps
 from breakscan.process.isolate import _outcome
 from breakscan.process.leftovers import WORK_VARIABLE, end_processes, work_mark
 

@@ -7,7 +7,7 @@ import pickle
 
 import pytest
 
-from breakscan.jsondata import DataError, dumps, loads
+from breakscan.model.jsondata import DataError, dumps, loads
 
 
 class _Payload:

@@ -11,7 +11,7 @@ import json
 import pytest
 from rich.console import Console
 
-from breakscan.gate import evaluate
+from breakscan.runs.gate import evaluate
 from breakscan.options import GateOptions
 from breakscan.report.terminal import render_runs
 from conftest import SAMPLES, locate, recorded_runs
@@ -123,7 +123,7 @@ def test_the_config_keys_and_the_kernel_gate_turn_kernels_on():
 
 
 def test_the_kernel_rules_are_in_the_one_catalogue():
-    from breakscan.rules import CATALOGUE, find_rule
+    from breakscan.rules.catalogue import CATALOGUE, find_rule
 
     kernel = [r for r in CATALOGUE if r.kind == "kernel"]
     assert [r.id for r in kernel] == ["BS201", "BS202", "BS203", "BS204", "BS205"]
@@ -134,7 +134,7 @@ def test_the_kernel_rules_are_in_the_one_catalogue():
 def test_compare_with_kernels_shows_kernels_per_call_for_both():
     """`breakscan compare kernels.py:SortForMax kernels.py:MaxNoSort --kernels` (recorded)."""
     from breakscan.report.terminal import render_comparison
-    from breakscan.result import Comparison
+    from breakscan.model.result import Comparison
 
     sort_run, max_run = recorded_runs("kernels")
     console = Console(record=True, width=100, file=io.StringIO())
@@ -145,7 +145,7 @@ def test_compare_with_kernels_shows_kernels_per_call_for_both():
 
 def test_only_fusion_stops_a_user_can_act_on_are_kept():
     from breakscan.analysis.kernels import fusion_stop_kind
-    from breakscan.records import FusionStop
+    from breakscan.model.records import FusionStop
 
     def stop(reason, first_ops, second_ops):
         return FusionStop("op1", "op2", reason, ["m.py:3"], ["m.py:4"], first_ops, second_ops)
@@ -234,8 +234,8 @@ def test_a_kernel_rules_rewrite_is_verified_only_when_its_timing_says_faster(ver
 
     from breakscan.fixes.judge import judge, metrics
     from breakscan.report.wording import fix_numbers
-    from breakscan.result import FixedScan
-    from breakscan.verdicts import ABTiming, Correctness, Fix, Interval
+    from breakscan.model.result import FixedScan
+    from breakscan.model.verdicts import ABTiming, Correctness, Fix, Interval
 
     sort, _ = recorded_runs("kernels")
     rescan = copy.deepcopy(sort.result)

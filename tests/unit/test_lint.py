@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from breakscan.errors import UsageError
 from breakscan.lint.checks import BREAK_CATEGORIES
 from breakscan.lint.run import lint_file, lint_source
-from breakscan.rules import rule_id
+from breakscan.rules.catalogue import rule_id
 
 from conftest import FIXTURES, ROOT, SAMPLES, locate, sample_expectations
 

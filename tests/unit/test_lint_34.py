@@ -81,7 +81,7 @@ def test_a_named_hook_is_reported_at_its_side_effect():
 
 
 def test_rule_ids_follow_the_family():
-    from breakscan.rules import rule_id
+    from breakscan.rules.catalogue import rule_id
 
     for f in lint_file(FIXTURE):
         assert f.rule == rule_id(f.category)

@@ -14,9 +14,9 @@ from breakscan.fixes.judge import judge
 from breakscan.report import render_file_format
 from breakscan.report.html import to_html
 from breakscan.report.terminal import render_runs
-from breakscan.stats import UNMEASURED, ab_timing, ratio, unmeasured
-from breakscan.result import FixedScan
-from breakscan.verdicts import Correctness, Timing
+from breakscan.model.stats import UNMEASURED, ab_timing, ratio, unmeasured
+from breakscan.model.result import FixedScan
+from breakscan.model.verdicts import Correctness, Timing
 from conftest import recorded_runs
 
 WHY = "the compiled timing's spread (IQR) is 9.0× its median"

@@ -110,7 +110,7 @@ def test_a_hostile_baseline_entry_is_a_one_line_usage_error(tmp_path, doc):
 def test_a_baseline_from_another_torch_or_setting_is_compared_with_a_note():
     """Issue 35: each baseline entry carries torch's version and the settings that change
     counts; a run on another torch (or with nested_graph_breaks changed) says so once."""
-    from breakscan.gate import baseline_entry, evaluate
+    from breakscan.runs.gate import baseline_entry, evaluate
     from breakscan.options import GateOptions
 
     from conftest import recorded_runs
@@ -131,7 +131,7 @@ def test_a_baseline_from_another_torch_or_setting_is_compared_with_a_note():
 
 
 def test_a_torch_the_suites_do_not_run_on_is_named_once():
-    from breakscan.result import untested_torch_note
+    from breakscan.model.result import untested_torch_note
 
     assert untested_torch_note("2.13.0+cpu") is None and untested_torch_note("2.14.1") is None
     assert untested_torch_note("unknown") is None  # a trace that does not say

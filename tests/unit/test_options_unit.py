@@ -57,7 +57,7 @@ def test_the_cli_answers_a_wrong_dtype_or_device_without_starting_a_scan(
 
 
 def test_a_config_target_gated_on_recompiles_without_input_sets_fails_before_its_scan(tmp_path):
-    from breakscan.check import config_targets
+    from breakscan.runs.check import config_targets
 
     (run,) = config_targets({"targets": [{"target": f"{ROOT}/{ITEM}", "input-shape": ["8,16"],
                                           "max-recompiles": 0}]}, tmp_path / "pyproject.toml")

@@ -17,13 +17,13 @@ import xml.etree.ElementTree as ET
 import pytest
 from rich.console import Console
 
-from breakscan.gate import evaluate
+from breakscan.runs.gate import evaluate
 from breakscan.options import GateOptions
-from breakscan.process.runner import gated
+from breakscan.runs.runner import gated
 from breakscan.report import FILE_FORMATS, render_file_format
 from breakscan.report.terminal import render_runs
-from breakscan.result import SCHEMA_VERSION
-from breakscan.verdicts import Check, GateResult
+from breakscan.model.result import SCHEMA_VERSION
+from breakscan.model.verdicts import Check, GateResult
 
 from conftest import (FIXTURES, ROOT, SAMPLES, locate, program_expectations, recorded_runs,
                       sample_expectations)
@@ -412,7 +412,7 @@ NASTY = ["line\nbreak", "::error::injected", "%0A", "]]>", "<script>x</script>",
 @pytest.fixture(scope="module")
 def nasty_runs():
     """A real scan (recorded: tests/fixtures/results) whose every model-made string is hostile."""
-    from breakscan.result import ModelRun
+    from breakscan.model.result import ModelRun
 
     result = recorded_runs("gate_runs")[0].result
     result.gate = None  # as scan() returns it: not gated
@@ -466,7 +466,7 @@ def test_rule_ids_and_fix_names_are_never_cut_mid_word():
     import io
 
     from breakscan.report.terminal import console, render_rule_list
-    from breakscan.rules import CATALOGUE
+    from breakscan.rules.catalogue import CATALOGUE
 
     out = console(file=io.StringIO(), width=100)
     render_rule_list(CATALOGUE, out)
@@ -488,7 +488,7 @@ def test_the_random_numbers_note_says_only_what_happened(backend, match, says, n
     """A fresh-eyes run found "Inductor drawing eager's (fallback_random), so their outputs
     compare" printed with --backend eager, and two lines below OUTPUTS DIFFER FROM EAGER."""
     from breakscan.report.wording import fixes_baseline, random_note
-    from breakscan.verdicts import Correctness, Fix, TimingReport
+    from breakscan.model.verdicts import Correctness, Fix, TimingReport
 
     t = TimingReport(device="cpu", threads=1, backend=backend, mode=None,
                      correctness=Correctness(match=match, max_abs_error=0.1, max_rel_error=0.1),

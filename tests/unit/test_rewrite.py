@@ -19,7 +19,7 @@ import pytest
 from breakscan.errors import UsageError
 from breakscan.fixes.rewrite import Rewrite, propose_rewrite, unified_diff
 from breakscan.fixes.write import write_fixes
-from breakscan.verdicts import Fix
+from breakscan.model.verdicts import Fix
 
 from conftest import FIXTURES
 

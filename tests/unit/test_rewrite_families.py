@@ -17,8 +17,8 @@ import pytest
 from breakscan.fixes.plan import _plan_settings, _plan_user_sources, plan_fixes, rewrite_for
 from breakscan.fixes.gain import Change
 from breakscan.fixes.rewrite import FIX_HANDLERS, propose_rewrite, unified_diff
-from breakscan.rules import FIXES, fixes_for, rule_for_fix
-from breakscan.verdicts import FixMetrics
+from breakscan.rules.catalogue import FIXES, fixes_for, rule_for_fix
+from breakscan.model.verdicts import FixMetrics
 
 from conftest import FIXTURES
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from breakscan.report.catalogue import catalogue_markdown
-from breakscan.rules import CATALOGUE
+from breakscan.rules.catalogue import CATALOGUE
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from breakscan.analysis.categories import CATEGORIES
-from breakscan.rules import CATALOGUE, RULES_BY_CATEGORY, find_rule, finding_status
+from breakscan.rules.categories import CATEGORIES
+from breakscan.rules.catalogue import CATALOGUE, RULES_BY_CATEGORY, find_rule, finding_status
 
 
 def test_every_category_has_one_rule_and_every_rule_a_worked_example():
@@ -26,7 +26,7 @@ def test_every_category_has_one_rule_and_every_rule_a_worked_example():
 def test_one_registry_every_fix_and_lint_check_belongs_to_a_rule():
     """Fixes, lint checks and the GB ids messages name all come from the rule registry."""
     from breakscan.lint import checks as lint_rules
-    from breakscan.rules import FIXES, RULES_BY_ID, fixes_for, gb
+    from breakscan.rules.catalogue import FIXES, RULES_BY_ID, fixes_for, gb
 
     for rule in CATALOGUE:
         for fix_id in rule.fixes:

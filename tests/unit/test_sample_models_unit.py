@@ -16,7 +16,7 @@ def test_every_family_has_its_bad_and_good_pair():
     """One rule, one fixture pair: every break family of the catalogue has a broken sample whose
     root cause is that family (directly or as the cause of a skipped frame) in a file with a
     fixed twin; the exemptions are exactly the documented ones."""
-    from breakscan.rules import CATALOGUE
+    from breakscan.rules.catalogue import CATALOGUE
 
     found = {e.facts.get("category") for e in EXPECTATIONS} | {
         e.facts.get("cause") for e in EXPECTATIONS}

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from breakscan.errors import UsageError
-from breakscan.shard import parse_shard, read_durations, split
+from breakscan.runs.shard import parse_shard, read_durations, split
 
 
 @given(st.lists(st.text(min_size=1, max_size=8), max_size=40), st.integers(1, 7))

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from breakscan.stats import (FASTER, SAME, SLOWER, Interval, median_interval, speedup_interval,
+from breakscan.model.stats import (FASTER, SAME, SLOWER, Interval, median_interval, speedup_interval,
                              spread, verdict)
 
 

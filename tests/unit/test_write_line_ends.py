@@ -9,7 +9,7 @@ import re
 import pytest
 
 from breakscan.fixes.write import write_fixes
-from breakscan.verdicts import Fix
+from breakscan.model.verdicts import Fix
 
 LINES = [b"import torch", b"from torch import nn", b"", b"", b"class M(nn.Module):",
          b"    def forward(self, x):", b"        h = x * 2", b'        print("h", h)',

@@ -23,7 +23,7 @@ import pytest
 from breakscan.errors import UsageError
 from breakscan.files import write_atomic
 from breakscan.fixes.write import write_fixes
-from breakscan.verdicts import Fix
+from breakscan.model.verdicts import Fix
 
 SOURCE = (b'import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n'
           b'    def forward(self, x):\n        h = x * 2\n        print("h", h)\n'

@@ -20,15 +20,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from breakscan.errors import UsageError
-from breakscan.expected import read_expected, summary_lines, write_expected, ZooVerdict
-from breakscan.jsondata import dumps, loads
+from breakscan.runs.expected import read_expected, summary_lines, write_expected, ZooVerdict
+from breakscan.model.jsondata import dumps, loads
 from breakscan.options import ScanOptions
 from breakscan.report import render_file_format
 from breakscan.report.terminal import console as literal_console
 from breakscan.report.terminal import render_runs
-from breakscan.result import ModelRun, ShardEntry
-from breakscan.shard import parse_shard, read_durations
-from breakscan.shard_results import ResultsLog, gated_again, read_results
+from breakscan.model.result import ModelRun, ShardEntry
+from breakscan.runs.shard import parse_shard, read_durations
+from breakscan.runs.results import ResultsLog, gated_again, read_results
 
 from conftest import RESULTS, recorded_runs
 
@@ -162,7 +162,7 @@ def test_resume_keeps_a_result_only_while_its_files_are_unchanged(zoo, tmp_path,
 
 
 def test_a_merged_line_is_gated_again_and_its_options_checked(zoo, tmp_path, monkeypatch):
-    from breakscan.check import config_targets
+    from breakscan.runs.check import config_targets
 
     project, run = zoo
     monkeypatch.chdir(project)
@@ -289,7 +289,7 @@ def test_expected_counts_are_written_only_from_a_run_that_scanned_every_target(z
 def test_a_failing_shard_points_to_the_merge_that_can_update(zoo):
     project, run = zoo
     run.expected = None
-    from breakscan.expected import apply_expected
+    from breakscan.runs.expected import apply_expected
 
     verdict = apply_expected([run], {"targets": {}}, allow_improvements=False, complete=False)
     lines = summary_lines([run], verdict, "e.json", ["check", "--shard", "1/2", "--expected",
@@ -329,9 +329,9 @@ FULL_DISK = textwrap.dedent("""
     from pathlib import Path
     sys.path[:0] = [{tests!r}, {unit!r}]
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG)
-    from breakscan.jsondata import loads
+    from breakscan.model.jsondata import loads
     from breakscan.options import ScanOptions
-    from breakscan.shard_results import ResultsLog
+    from breakscan.runs.results import ResultsLog
     run = loads(Path({line!r}).read_text()).run
     log = ResultsLog(Path({out!r}), resume=False, shard=None)
     log.start([])

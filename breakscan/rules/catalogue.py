@@ -15,11 +15,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-
-from .rule_model import Match, Rule
-from .family_rules import FAMILY_RULES
-from .kernel_rules import KERNEL_RULES
-
+from .families import FAMILY_RULES
+from .kernels import KERNEL_RULES
+from .model import Match, Rule
 
 BREAK_RULES: tuple[Rule, ...] = (
     Rule("BS001", "item", "tensor-item", "Tensor converted to a Python number",

@@ -1,11 +1,11 @@
 """A shard's result file (``check --results FILE``), resuming it, and merging shards' files.
 
 A model zoo is sharded over CI machines (``check --shard K/N``); each machine writes one line
-per target as the target finishes (a :class:`~breakscan.result.ShardEntry` as ``jsondata``),
+per target as the target finishes (a :class:`~breakscan.model.result.ShardEntry` as ``jsondata``),
 whole or not at all, synced, so a machine killed mid-run keeps every finished target. Each line
 carries what was asked (the target's scan options), the content hash of every file the result
 came from, and the source lines its reports show. ``--resume`` keeps a line only while its key
-(the result cache's :func:`~breakscan.cache.target_key`) is still this run's and every file it
+(the result cache's :func:`~breakscan.runs.cache.target_key`) is still this run's and every file it
 came from is unchanged. ``breakscan merge`` reads every shard's file into one run: a target in
 two files, a listed target in none, or a line made with other options than the config gives is
 refused, naming them.
@@ -29,13 +29,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .cache import file_hashes as cache_hashes, target_key, torch_version
-from .errors import UsageError
-from .files import read_regular, write_all
-from .options import ScanOptions
-from .report.excerpts import carry_sources, from_file
-from .result import ModelRun, RunOrigin, ShardEntry
+from ..errors import UsageError
+from ..files import read_regular, write_all
+from ..model.excerpts import carry_sources, from_file
+from ..model.result import ModelRun, RunOrigin, ShardEntry
+from ..options import ScanOptions
+from ..version import __version__
+from .cache import file_hashes as cache_hashes
+from .cache import target_key, torch_version
 
 MAX_FILE_BYTES = 2 * 1024 * 1024 * 1024  # a result line is a few MB; a zoo's file far less
 FORMAT = 2  # 1 carried no options, file hashes or source lines: not read
@@ -77,7 +78,7 @@ def _insane(run: ModelRun) -> str | None:
 
 def _entry(line: bytes) -> ShardEntry:
     """One line as an entry, every field checked; :class:`DataError` otherwise."""
-    from .jsondata import DataError, loads
+    from ..model.jsondata import DataError, loads
 
     entry = loads(line)
     if not isinstance(entry, ShardEntry) or not isinstance(entry.run, ModelRun):
@@ -99,7 +100,7 @@ def _entry(line: bytes) -> ShardEntry:
 
 def read_results(path: Path) -> ReadResults:
     """Every entry of a result file; :class:`UsageError` for one that is not a result file."""
-    from .jsondata import DataError
+    from ..model.jsondata import DataError
 
     try:
         data = read_regular(path, "results file", MAX_FILE_BYTES)
@@ -225,7 +226,7 @@ class ResultsLog:
     def record(self, target: str, options: ScanOptions | None, run: ModelRun) -> None:
         """Append a finished target (an interrupted one is not finished: it is left out), with
         its options, its files' hashes and the source lines its reports show."""
-        from .jsondata import dumps
+        from ..model.jsondata import dumps
 
         if self._fd is None or run.interrupted or self.failed:
             return
@@ -321,7 +322,7 @@ def gated_again(entries: list[ShardEntry], resolved: list[Any]) -> list[ModelRun
     (``resolved``: ``check.config_targets``' answer for each, a ``CheckTarget`` or the failed
     run of a target the config refuses). The verdict a line carries is never believed; a line
     made with other scan options than the config gives is refused, naming the options."""
-    from .process.runner import gated
+    from .runner import gated
 
     given = {getattr(r, "target", None): r for r in resolved}
     differ: list[str] = []

@@ -14,10 +14,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .frames import Frame
+from ..frames import Frame
 from .records import (CompiledFrame, CompileError, Discrepancy, ExplainCounts, GraphInfo,
-                      KernelFinding,
-                      RecompileReport, RootBreak, StaticFinding)
+                      KernelFinding, RecompileReport, RootBreak, StaticFinding)
 from .verdicts import ABTiming, Correctness, ExpectedCheck, Fix, GateResult, TimingReport
 
 SCHEMA_VERSION = "1.19"
@@ -305,7 +304,7 @@ class ModelRun:
     @property
     def interrupted(self) -> bool:
         """Stopped by SIGINT (130), SIGTERM (143) or SIGHUP (129) sent to breakscan."""
-        from .errors import INTERRUPT_CODES
+        from ..errors import INTERRUPT_CODES
 
         return self.exit_code - 128 in INTERRUPT_CODES
 

@@ -3,13 +3,13 @@ the interleaved A/B of a fix), output checks, fixes with their before/after numb
 gate's checks.
 
 Plain dataclasses, filled by ``measure``, ``fixes`` and ``gate``, held by a
-:class:`~breakscan.result.ScanResult`.
+:class:`~breakscan.model.result.ScanResult`.
 """
 
 from __future__ import annotations
 
-from typing import Any
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass

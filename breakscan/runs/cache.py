@@ -29,11 +29,11 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from . import __version__
-from .frames import is_user_file
-from .options import ScanOptions
-from .target import parse_target
-from .result import ScanResult
+from ..frames import is_user_file
+from ..model.result import ScanResult
+from ..options import ScanOptions
+from ..target import parse_target
+from ..version import __version__
 
 CACHE_DIR = ".breakscan_cache"
 ENTRY_VERSION = 3  # 1 was a pickle: never read; 2 had an unprefixed, never keyed checksum
@@ -59,8 +59,8 @@ def _digest(path: str) -> str | None:
     """A file's content hash; None (a miss) for one that is missing, unreadable, over
     ``files.MAX_DATA_BYTES`` or not a regular file: an entry's file names are data, and a FIFO
     or ``/dev/zero`` there must not hang or fill the parent."""
-    from .errors import BreakscanError
-    from .files import read_regular
+    from ..errors import BreakscanError
+    from ..files import read_regular
 
     try:
         return hashlib.sha256(read_regular(path, "cached file")).hexdigest()
@@ -91,7 +91,7 @@ def _checksum(result: ScanResult) -> str:
     SHA-256 catches corruption only (anyone can recompute it); with ``$BREAKSCAN_CACHE_KEY`` set
     it is an HMAC that only a holder of the key can forge, and an entry made without that key
     (or with another) is a miss."""
-    from .jsondata import dumps
+    from ..model.jsondata import dumps
 
     text = dumps(result).encode()
     key = os.environ.get(KEY_VARIABLE)
@@ -102,7 +102,7 @@ def _checksum(result: ScanResult) -> str:
 
 def input_files(options: ScanOptions) -> set[str]:
     """The user's ``--inputs FILE.py:fn`` file: read, never compiled, so no record names it."""
-    from .sources import target_file
+    from ..sources import target_file
 
     if not options.inputs:
         return set()
@@ -150,7 +150,7 @@ class ResultCache:
     def get(self, target: str, options: ScanOptions) -> ScanResult | None:
         """The stored result, when the entry is valid and every file it came from is
         unchanged; else None."""
-        from .jsondata import DataError, loads
+        from ..model.jsondata import DataError, loads
 
         key = self.key(target, options)
         try:
@@ -178,7 +178,7 @@ class ResultCache:
     def put(self, target: str, options: ScanOptions, result: ScanResult) -> None:
         """Store a finished scan (never a partial one); a cache that cannot be written is
         skipped silently: it only saves time."""
-        from .jsondata import dumps
+        from ..model.jsondata import dumps
 
         if result.partial:
             return

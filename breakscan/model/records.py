@@ -1,8 +1,8 @@
 """The records one capture and its analysis produce: what Dynamo (or a trace file) recorded,
-uninterpreted (``CodeEvent``, ``FrameMetric``, ``RawCapture``, ``RawFailure``), and what the
+uninterpreted (``FrameMetric``; the rest of the raw capture is ``raw.py``'s), and what the
 analysis makes of it (graphs, compiled frames, root-cause breaks, the compile error, lint
 findings, explain's counts, recompiles). Plain dataclasses, filled by ``capture``, ``analyse``, ``recompiles`` and ``trace``, held by a
-:class:`~breakscan.result.ScanResult`; the ``Raw*`` ones never leave the process that made them.
+:class:`~breakscan.model.result.ScanResult`.
 """
 
 from __future__ import annotations
@@ -10,17 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .frames import Frame
-
-
-@dataclass
-class CodeEvent:
-    """One (original code -> transformed code) pair seen by the bytecode hook."""
-
-    name: str
-    file: str
-    first_line: int
-    compile_id: str | None
+from ..frames import Frame
 
 
 @dataclass
@@ -37,31 +27,6 @@ class FrameMetric:
     fail_file: str | None
     fail_line: int | None
     compile_s: float | None = None  # the whole frame's compile (Dynamo + backend), seconds
-
-
-@dataclass
-class RawCapture:
-    """Everything one Dynamo pass produced, uninterpreted."""
-
-    explain: Any | None  # torch._dynamo.backends.debugging.ExplainOutput
-    explain_error: str | None
-    graph_break_logs: list[str]
-    recompile_logs: list[str]
-    code_events: list[CodeEvent]
-    metrics: list[FrameMetric]
-    dynamo_log: list[str]
-    model_output: str
-    seconds: float
-    notes: list[str] = field(default_factory=list)
-
-
-@dataclass
-class RawFailure:
-    """An exception a compiled call raised, kept as data: its class, its text, its traceback."""
-
-    exception: str  # the class name, e.g. "TorchRuntimeError"
-    text: str  # str(exc): Dynamo's message, with its "from user code:" stack
-    traceback: list[Frame]  # the Python traceback, outermost first
 
 
 @dataclass

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ..rules import CATALOGUE, Rule
+from .catalogue import CATALOGUE, Rule
 
 REGISTRY_URL = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{id}.html"
 

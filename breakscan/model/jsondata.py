@@ -20,8 +20,10 @@ import types
 import typing
 from typing import Any, Callable
 
-from . import records as _records, result as _result, verdicts as _verdicts
-from .frames import Frame
+from ..frames import Frame
+from . import records as _records
+from . import result as _result
+from . import verdicts as _verdicts
 
 MAX_BYTES = 512 * 1024 * 1024  # a result is a few MB at most; more is not one of ours
 MAX_DEPTH = 64

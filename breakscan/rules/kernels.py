@@ -7,7 +7,7 @@ Inductor's account of each graph. Checked against torch 2.13 on CPU with the sam
 
 from __future__ import annotations
 
-from .rule_model import Rule
+from .model import Rule
 
 KERNEL_RULES: tuple[Rule, ...] = (
     Rule("BS201", "fallback", "fallback-kernel", "Op without an Inductor lowering",

@@ -10,17 +10,17 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..errors import EXIT_GATE_FAILED, EXIT_MODEL_FAILED
-from ..gate import evaluate
+from ..model.result import ModelRun
 from ..options import GateOptions, Limits, ProgramOptions, ScanOptions
-from ..result import ModelRun
-from .jobs import PROGRAM_JOB, SCAN_JOB
+from ..process.jobs import PROGRAM_JOB, SCAN_JOB
+from .gate import evaluate
 
 
 def scan_isolated(target: str, options: ScanOptions, limits: Limits = Limits(), *,
                   on_stage: Callable[[str], None] | None = None,
                   cancel: Any | None = None) -> ModelRun:
     """Scan ``target`` in a child process (see :func:`breakscan.process.isolate.run_isolated`)."""
-    from .isolate import run_isolated
+    from ..process.isolate import run_isolated
 
     return run_isolated(SCAN_JOB, {"target": target, "options": options.to_dict()},
                         target=target, limits=limits, on_stage=on_stage, cancel=cancel)
@@ -32,8 +32,8 @@ def scan_in_process(target: str, options: ScanOptions) -> ModelRun:
     What the model's code raised in any stage ends the run as in a child (exit 3, its line),
     a KeyboardInterrupt too when no SIGINT came (``errors.sigint_watched``); breakscan's own bug
     and Ctrl-C propagate."""
-    from ..errors import (BreakscanError, as_model_error, raised_by_breakscan,
-                          raised_interrupt, sigint_watched)
+    from ..errors import (BreakscanError, as_model_error, raised_by_breakscan, raised_interrupt,
+                          sigint_watched)
     from ..pipeline.scan import scan
 
     stage = "start-up"
@@ -69,7 +69,7 @@ def run_model(target: str, options: ScanOptions, gate: GateOptions | None,
 
     ``isolated=False`` scans in this process (:func:`scan_in_process`; ``limits`` unused).
     ``cancel`` (an ``isolate.Cancel``) stops the scan from another thread. ``cache`` (a
-    :class:`breakscan.cache.ResultCache`) answers an unchanged target without scanning it
+    :class:`breakscan.runs.cache.ResultCache`) answers an unchanged target without scanning it
     (``run.cached``) and keeps each finished scan.
     """
     stored = cache.get(target, options) if cache is not None else None
@@ -89,7 +89,7 @@ def run_program(options: ProgramOptions, gate: GateOptions | None,
     """``breakscan run``: the program in a child process that keeps this terminal's stdin,
     stdout and stderr (files with ``options.quiet``), then the gate. ``stdout_to_stderr``: the
     report goes to stdout, so the program's own output goes to stderr."""
-    from .isolate import run_isolated
+    from ..process.isolate import run_isolated
 
     run = run_isolated(PROGRAM_JOB, {"program": options.to_dict()},
                        target=" ".join(options.command), limits=limits, on_stage=on_stage,

@@ -3,17 +3,22 @@
     import breakscan
     breakscan.assert_max_graph_breaks(model, (x,), max_breaks=0)
 
-fails with the same facts the CLI reports: category, file:line, source line and the fix.
+fails with the same facts the CLI reports: category, file:line, source line and the fix. A
+model zoo's test module parametrises over ``load_targets()`` and calls ``assert_target``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from .gate import evaluate
-from .options import GateOptions
-from .result import ScanResult
-from .verdicts import GateResult
+from ..model.result import ModelRun, ScanResult
+from ..model.verdicts import GateResult
+from ..options import GateOptions
+from ..runs.gate import evaluate
+
+if TYPE_CHECKING:
+    from ..runs.check import CheckTarget
 
 
 class GraphBreakError(AssertionError):
@@ -51,7 +56,7 @@ def assert_max_graph_breaks(model: Any, inputs: Any = (), *, max_breaks: int | N
 
     Only the limits given apply; with none at all, ``max_breaks=0``.
     """
-    from .pipeline.scan import scan_callable
+    from ..pipeline.scan import scan_callable
 
     limits = GateOptions.for_test(max_breaks=max_breaks, max_graphs=max_graphs,
                                   max_graph_calls=max_graph_calls,
@@ -64,3 +69,26 @@ def assert_max_graph_breaks(model: Any, inputs: Any = (), *, max_breaks: int | N
         name = type(model).__name__
         raise GraphBreakError(format_failure(name, result, gate), result)
     return result
+
+
+def load_targets(config: str | Path = "pyproject.toml") -> list[CheckTarget | ModelRun]:
+    """The targets of a config file's [tool.breakscan], for a test module to parametrise over
+    (``pytest -n auto`` then spreads them over workers)."""
+    from ..config import load_config
+    from ..runs.check import config_targets
+
+    return config_targets(load_config(config), config)
+
+
+def assert_target(entry: CheckTarget | ModelRun) -> ModelRun:
+    """Scan and gate one target like ``breakscan check``; an AssertionError that reads like the
+    CLI when it fails its gate, cannot be scanned, or its config entry is wrong."""
+    from ..runs.check import check_target
+
+    run = entry if isinstance(entry, ModelRun) else check_target(entry)
+    if run.error is not None:
+        raise AssertionError(f"breakscan: {run.target}: {run.error}")
+    gate = run.result.gate if run.result is not None else None
+    if gate is not None and not gate.passed:
+        raise GraphBreakError(format_failure(run.target, run.result, gate), run.result)
+    return run

@@ -14,14 +14,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .errors import UsageError
-from .kernel_rules import KERNEL_RULES
-from .frames import display_path, relative_to
-from .options import NO_INPUT_SETS, GateOptions
-from .records import RootBreak
-from .result import ScanResult
-from .verdicts import Check, GateResult
-
+from ..errors import UsageError
+from ..frames import display_path, relative_to
+from ..model.records import RootBreak
+from ..model.result import ScanResult
+from ..model.verdicts import Check, GateResult
+from ..options import NO_INPUT_SETS, GateOptions
+from ..rules.kernels import KERNEL_RULES
 
 BASELINE_VERSION = 1
 
@@ -199,7 +198,7 @@ def baseline_entry(result: ScanResult, root: str | None) -> dict[str, Any]:
 
 
 def write_baseline(path: str | os.PathLike[str], results: list[ScanResult]) -> None:
-    from .files import write_atomic
+    from ..files import write_atomic
 
     root = str(Path(path).resolve().parent)
     doc = {"breakscan_baseline": BASELINE_VERSION,

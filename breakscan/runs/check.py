@@ -23,18 +23,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from ..config import GATE_KEYS, LIMIT_KEYS, SCAN_KEYS, check_types, from_config
+from ..errors import Interrupted, UsageError, interrupt_signal
+from ..model.result import ModelRun
+from ..options import GateOptions, Limits, ScanOptions
+from ..process.isolate import Cancel
+from ..target import check_loadable, parse_target
 from .cache import ResultCache
-from .errors import Interrupted, UsageError, interrupt_signal
-from .process.isolate import Cancel
-from .config import (GATE_KEYS, LIMIT_KEYS, SCAN_KEYS, check_types, from_config,
-                     load_config)
-from .options import GateOptions, Limits, ScanOptions
-from .result import ModelRun
-from .process.runner import gated, run_model
-from .target import check_loadable, parse_target
+from .runner import gated, run_model
 
 if TYPE_CHECKING:
-    from .shard_results import ResultsLog
+    from .results import ResultsLog
 
 # Keys the section itself may set as defaults for every target (scan keys are per target).
 DEFAULT_KEYS = set(SCAN_KEYS) | set(GATE_KEYS) | set(LIMIT_KEYS) | {"baseline"}
@@ -145,26 +144,6 @@ def check_target(entry: CheckTarget, *, on_stage: Callable[[str], None] | None =
                      cancel=cancel, cache=cache)
 
 
-def load_targets(config: str | Path = "pyproject.toml") -> list[CheckTarget | ModelRun]:
-    """The targets of a config file's [tool.breakscan], for a test module to parametrise over
-    (``pytest -n auto`` then spreads them over workers)."""
-    return config_targets(load_config(config), config)
-
-
-def assert_target(entry: CheckTarget | ModelRun) -> ModelRun:
-    """Scan and gate one target like ``breakscan check``; an AssertionError that reads like the
-    CLI when it fails its gate, cannot be scanned, or its config entry is wrong."""
-    from .assertions import GraphBreakError, format_failure
-
-    run = entry if isinstance(entry, ModelRun) else check_target(entry)
-    if run.error is not None:
-        raise AssertionError(f"breakscan: {run.target}: {run.error}")
-    gate = run.result.gate if run.result is not None else None
-    if gate is not None and not gate.passed:
-        raise GraphBreakError(format_failure(run.target, run.result, gate), run.result)
-    return run
-
-
 def run_config(section: dict[str, Any], config_path: str | Path,
                overrides: dict[str, Any] | None = None,
                on_stage: Callable[[str], None] | None = None, *, jobs: int = 1,
@@ -269,3 +248,23 @@ def _run_all(work: list[tuple[int, Callable[[Cancel], ModelRun]]], jobs: int,
             done += [(futures[f], f.result()) for f in futures  # they return once stopped
                      if not f.cancelled() and futures[f] not in reported]
     return sorted(done, key=lambda item: item[0])
+
+
+def refuse_unlike_outputs(written: list) -> None:
+    """An existing ``--write-durations`` file that is not a durations file, or an
+    ``--update-expected`` file that is not an expected-counts file, is refused before any
+    scan: a user's JSON is never rewritten (its other keys would be lost)."""
+    from .expected import read_expected
+    from .shard import read_durations
+
+    for flag, path in written:
+        if path is None or not os.path.lexists(path) or (
+                os.path.isfile(path) and os.path.getsize(path) == 0):
+            continue
+        try:
+            if flag == "--write-durations":
+                read_durations(path)
+            elif flag == "--expected":
+                read_expected(path)
+        except UsageError as exc:
+            raise UsageError(f"refusing to rewrite {flag} {path}: {exc}") from None

@@ -9,7 +9,7 @@ tests/unit/test_families.py. A family's settings are tried and verified by ``--f
 
 from __future__ import annotations
 
-from .rule_model import Match, Rule
+from .model import Match, Rule
 
 FAMILY_RULES: tuple[Rule, ...] = (
     Rule("BS013", "data_dependent_value", "data-dependent-value",

@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..errors import running_model
+from ..model.result import Comparison, ModelRun
+from ..model.verdicts import ABTiming, Correctness
 from ..options import Limits, ScanOptions
 from ..process.jobs import OUTPUTS_JOB
-from ..result import Comparison, ModelRun
-from ..verdicts import ABTiming, Correctness
 
 
 def compare_targets(a: str, b: str, options: ScanOptions, limits: Limits = Limits()) -> Comparison:
@@ -31,7 +31,7 @@ def compare_runs(a: str, b: str, options: ScanOptions, limits: Limits = Limits()
     model that raised there (exit 3, one line naming its line) or breakscan's bug there (exit 4)
     ends ``compare`` with that run's error, as a failed scan does."""
     from ..process.isolate import run_isolated
-    from ..process.runner import run_model
+    from .runner import run_model
 
     run_a = run_model(a, options, None, limits)
     run_b = ModelRun(target=b, result=None, error=run_a.error, exit_code=run_a.exit_code,
@@ -59,9 +59,9 @@ def outputs_of_both(request: dict[str, Any], on_stage: Callable[[str, Any], None
                     ) -> tuple[bool, Correctness | None, str | None, ABTiming | None]:
     """The isolated child's job: (B got A's weights, B's outputs vs A's, why not compared, both
     compiled and timed here, interleaved)."""
-    from .load import REDEFINED_DIFFERENTLY, load_target
-    from .interleaved import Variant, time_interleaved
-    from .outputs import compare_outputs, eager_outputs
+    from ..pipeline.interleaved import Variant, time_interleaved
+    from ..pipeline.load import REDEFINED_DIFFERENTLY, load_target
+    from ..pipeline.outputs import compare_outputs, eager_outputs
 
     options = ScanOptions.from_dict(request["options"])
     load = options.load_options

@@ -11,12 +11,17 @@ job array hands its tasks (``env``: ``JOB_COMPLETION_INDEX`` of a Kubernetes Ind
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
-from typing import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Mapping
 
-from .errors import UsageError
+from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from ..model.result import ModelRun
 
 # Where a job array hands its task its index (0-based), in the order they are read.
 INDEX_VARIABLES = ("JOB_COMPLETION_INDEX", "SLURM_ARRAY_TASK_ID")
@@ -87,7 +92,7 @@ def read_durations(path: str | os.PathLike[str]) -> dict[str, float]:
     """``{target: seconds}`` from an earlier run; a missing file is none. Anything but a
     regular file holding one JSON object of finite non-negative seconds is refused (data from
     another job: never executed, every value checked)."""
-    from .files import load_json_data, read_regular
+    from ..files import load_json_data, read_regular
 
     try:
         doc = load_json_data(read_regular(path, "durations file"), "a duration")
@@ -103,3 +108,23 @@ def read_durations(path: str | os.PathLike[str]) -> dict[str, float]:
             raise UsageError(f"{path} is not a durations file ({{target: seconds}}): "
                              f"{target!r} has {str(seconds)[:40]!r}")
     return {k: float(v) for k, v in doc.items()}
+
+
+def record_durations(path: Path, runs: list[ModelRun]) -> None:
+    """Each scanned target's wall seconds (its process start included: what a shard spends
+    on it) added to the durations file; a cached or resumed target keeps the time it had. A
+    file that is not a durations file is never rewritten."""
+    from ..files import write_atomic
+
+    try:
+        known = read_durations(path)
+    except UsageError as exc:
+        raise UsageError(f"refusing to rewrite --write-durations {path}: {exc}") from None
+    for run in runs:
+        if run.seconds is not None and not run.cached:
+            known[run.target] = run.seconds
+    try:
+        write_atomic(path, json.dumps(dict(sorted(known.items())), indent=2) + "\n")
+    except OSError as exc:
+        raise UsageError(f"cannot write --write-durations {path}: {exc.strerror or exc} (it "
+                         "is unchanged)") from None

@@ -15,7 +15,7 @@ import dataclasses
 from typing import Any, Iterator
 
 from ..frames import is_user_file, source_lines, split_location
-from ..result import ScanResult, SourceExcerpt
+from .result import ScanResult, SourceExcerpt
 
 WHOLE_FILE_LINES = 600  # the HTML report shows a user file this short whole (html.py)
 MAX_CARRIED_FILES = 500  # a result read back shows at most this many files

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import UsageError
+from ..model.result import ModelRun
+from ..model.verdicts import ExpectedCheck
 from .cache import torch_version
-from .errors import UsageError
-from .result import ModelRun
-from .verdicts import ExpectedCheck
 
 FORMAT = 1
 COUNTS = ("graphs", "root_breaks", "graph_calls_per_call", "recompiles", "kernels_per_call")
@@ -137,7 +137,7 @@ def _count_error(value: Any) -> str | None:
 def read_expected(path: Path) -> dict[str, Any]:
     """The expected file, checked as data: a regular file of JSON (no NaN or Infinity), every
     count a finite non-negative number; one line naming what is wrong otherwise."""
-    from .files import load_json_data, read_regular
+    from ..files import load_json_data, read_regular
 
     try:
         document = load_json_data(read_regular(path, "--expected"), "a count")
@@ -177,7 +177,7 @@ def write_expected(path: Path, runs: list[ModelRun]) -> None:
     """The file for these runs (sorted, one target per key: a readable diff in review); keys
     of the file's own that breakscan does not write (a note) are kept. Written only from a run
     in which every target was scanned: the committed file is never replaced by a partial one."""
-    from .files import write_atomic
+    from ..files import write_atomic
 
     skipped = not_scanned(runs)
     if skipped:
@@ -254,3 +254,15 @@ def gate_zoo(runs: list[ModelRun], path: Path, *, update: bool, allow_improvemen
     if update:
         lines.insert(0, f"wrote {path} ({len(runs)} targets)")
     return lines
+
+
+def gate_zoo_runs(runs: list[ModelRun], flaky: frozenset, expected: Path | None, *, update: bool,
+                  allow_improvements: bool, complete: bool, argv: list[str]) -> list[str]:
+    """The config's ``flaky`` targets marked (their failure is reported, it does not fail the
+    run), then the runs gated by the expected counts: the lines to print."""
+    for run in runs:
+        run.flaky = run.target in flaky
+    if expected is None:
+        return []
+    return gate_zoo(runs, expected, update=update, allow_improvements=allow_improvements,
+                    complete=complete, argv=argv)

@@ -216,3 +216,15 @@ class ExpectedCheck:
     changes: list[str] = field(default_factory=list)
     counts: dict[str, Any] = field(default_factory=dict)  # this run's, as the file records them
     fails_gate: bool = True  # whether this status fails the run (allowed improvements do not)
+
+
+@dataclass
+class OutputsCheck:
+    """What ``compare``'s outputs child found: whether B got A's weights, B's outputs against
+    A's, why they were not compared (or what else to know), and both compiled models timed
+    interleaved in that process."""
+
+    weights_shared: bool
+    correctness: Correctness | None
+    note: str | None = None
+    ab: ABTiming | None = None

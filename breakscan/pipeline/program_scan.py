@@ -17,6 +17,7 @@ from ..analysis.recompiles import link_shape_branches, program_recompiles
 from ..dynamo.inductor import available
 from ..dynamo.session import recompile_limit, settings_in_force
 from ..errors import UsageError
+from ..model.jobs import ProgramRequest
 from ..model.raw import RawProgram
 from ..model.records import StaticFinding
 from ..model.result import ProgramReport, ScanResult
@@ -115,13 +116,13 @@ def _shape_findings(recompiles: list[Any]) -> list[StaticFinding]:
     return found
 
 
-def program_job(request: dict[str, Any], on_stage: OnStage,
+def program_job(request: ProgramRequest, on_stage: OnStage,
                 on_progress: OnProgress) -> ScanResult:
-    """The isolated child's program run: ``{"program": ProgramOptions.to_dict()}``. A program
-    that failed is saved as the partial report, then :class:`ModelError` (exit 3) says how."""
+    """The isolated child's program run. A program that failed is saved as the partial report,
+    then :class:`ModelError` (exit 3) says how."""
     from ..errors import ModelError
 
-    result = run_program(ProgramOptions.from_dict(request["program"]), on_stage=on_stage)
+    result = run_program(request.program, on_stage=on_stage)
     ended = result.program
     if ended is not None and ended.exit_code:
         on_stage("program", result)

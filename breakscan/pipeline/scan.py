@@ -23,6 +23,7 @@ from ..analysis.origins import link_module_constants
 from ..analysis.recompiles import link_shape_branches
 from ..dynamo.inductor import InspectingInductor
 from ..dynamo.session import nested_graph_breaks, nested_in_force, settings_in_force
+from ..model.jobs import ScanRequest
 from ..model.raw import RawCapture, RawFailure
 from ..model.result import ScanResult
 from ..model.verdicts import TimingReport
@@ -249,11 +250,9 @@ def scan(target: str, options: ScanOptions | None = None, *,
                        on_progress=on_progress)
 
 
-def scan_job(request: dict[str, Any], on_stage: OnStage,
-             on_progress: OnProgress) -> ScanResult:
-    """The isolated child's scan: ``{"target": ..., "options": ScanOptions.to_dict()}``."""
-    return scan(request["target"], ScanOptions.from_dict(request["options"]),
-                on_stage=on_stage, on_progress=on_progress)
+def scan_job(request: ScanRequest, on_stage: OnStage, on_progress: OnProgress) -> ScanResult:
+    """The isolated child's scan of ``request.target``."""
+    return scan(request.target, request.options, on_stage=on_stage, on_progress=on_progress)
 
 
 def shape_sets_for(loaded: LoadedTarget, vary_batch: str | list[int] | None,

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ..errors import EXIT_INTERNAL, EXIT_MODEL_FAILED, SigintWatch, sigint_watched
+from ..model.jobs import request_from_json
 from ..model.result import ScanResult
 from ..startup import keep_torch_import_notices
 from .leftovers import become_subreaper, end_processes, work_mark
@@ -241,7 +242,8 @@ def _child_main(work: Path) -> int:
         _limit_memory(request.get("memory_limit_mb"))
         job = _job_function(request["job"])
         with sigint_watched() as sigint:  # no SIGINT came: the model raised it itself
-            result = job(request["request"], reporter.stage, reporter.progress)
+            result = job(request_from_json(request["request"]), reporter.stage,
+                         reporter.progress)
         reporter.save(result)
     except BaseException as exc:  # noqa: BLE001 - everything becomes a one-line error
         message, code = _ending(exc, reporter.current, signalled=sigint.received)

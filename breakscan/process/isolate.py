@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import EXIT_MODEL_FAILED, INTERRUPT_CODES, Interrupted, interrupt_signal
+from ..model.jobs import JobRequest, request_to_json
 from ..model.result import ModelRun, ScanResult
 from ..options import Limits
 from .child import ENDED
@@ -57,7 +58,7 @@ class Cancel(threading.Event):
     signum: int = signal.SIGINT
 
 
-def run_isolated(job: str, request: dict[str, Any], *, target: str,
+def run_isolated(job: str, request: JobRequest, *, target: str,
                  limits: Limits = Limits(),
                  on_stage: Callable[[str], None] | None = None,
                  inherit_stdio: bool = False, cancel: Cancel | None = None,
@@ -68,7 +69,8 @@ def run_isolated(job: str, request: dict[str, Any], *, target: str,
     ``returns`` is the kind of result the job makes: what the child wrote is parsed as data
     and used only when it is one (``None``: any result record).
 
-    ``request`` is plain JSON for the job; ``target`` labels the run. ``limits.timeout``
+    ``request`` is the job's typed request (``model/jobs.py``: serialised there); ``target``
+    labels the run. ``limits.timeout``
     (seconds, None for none) bounds the whole job, ``limits.memory_limit_mb`` its memory. The
     returned run has ``error`` and ``stage`` set when the job did not finish, and ``result``
     holds what the finished stages found (``partial``). ``on_stage(name)`` is called in this
@@ -86,7 +88,8 @@ def run_isolated(job: str, request: dict[str, Any], *, target: str,
         work = Path(tmp)
         (work / "owner.json").write_text(json.dumps({"parent": os.getpid()}))
         (work / "request.json").write_text(json.dumps(
-            {"job": job, "request": request, "memory_limit_mb": limits.memory_limit_mb}))
+            {"job": job, "request": request_to_json(request),
+             "memory_limit_mb": limits.memory_limit_mb}))
         started = time.monotonic()
         with open(work / "stdout", "wb") as out, open(work / "stderr", "wb") as err:
             streams: dict[str, Any] = {} if inherit_stdio else \

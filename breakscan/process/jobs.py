@@ -15,8 +15,8 @@ SCAN_JOB: Final[str] = "breakscan.pipeline.scan:scan_job"
 PROGRAM_JOB: Final[str] = "breakscan.pipeline.program_scan:program_job"
 """A program run unchanged while its compiled regions are recorded (``breakscan run``)."""
 
-FIX_JOB: Final[str] = "breakscan.fixes.verify:scan_with_fix"
+FIX_JOB: Final[str] = "breakscan.fixes.fix_job:scan_with_fix"
 """One planned fix applied, rescanned, its outputs compared and timed (``--fix``)."""
 
-OUTPUTS_JOB: Final[str] = "breakscan.runs.compare:outputs_of_both"
+OUTPUTS_JOB: Final[str] = "breakscan.pipeline.outputs:outputs_job"
 """Both models of ``breakscan compare`` on the same inputs: their outputs, timed interleaved."""

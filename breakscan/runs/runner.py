@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..errors import EXIT_GATE_FAILED, EXIT_MODEL_FAILED
+from ..model.jobs import ProgramRequest, ScanRequest
 from ..model.result import ModelRun
 from ..options import GateOptions, Limits, ProgramOptions, ScanOptions
 from ..process.jobs import PROGRAM_JOB, SCAN_JOB
@@ -22,7 +23,7 @@ def scan_isolated(target: str, options: ScanOptions, limits: Limits = Limits(), 
     """Scan ``target`` in a child process (see :func:`breakscan.process.isolate.run_isolated`)."""
     from ..process.isolate import run_isolated
 
-    return run_isolated(SCAN_JOB, {"target": target, "options": options.to_dict()},
+    return run_isolated(SCAN_JOB, ScanRequest(target, options),
                         target=target, limits=limits, on_stage=on_stage, cancel=cancel)
 
 
@@ -91,7 +92,7 @@ def run_program(options: ProgramOptions, gate: GateOptions | None,
     report goes to stdout, so the program's own output goes to stderr."""
     from ..process.isolate import run_isolated
 
-    run = run_isolated(PROGRAM_JOB, {"program": options.to_dict()},
+    run = run_isolated(PROGRAM_JOB, ProgramRequest(options),
                        target=" ".join(options.command), limits=limits, on_stage=on_stage,
                        stdout_to_stderr=stdout_to_stderr,
                        inherit_stdio=not options.quiet)

@@ -83,6 +83,7 @@ def test_run_of_a_program_raising_keyboardinterrupt_is_exit_3_at_its_line(tmp_pa
 @pytest.mark.parametrize("name, message, at", CASES, ids=[c[0] for c in CASES])
 def test_in_process_scan_of_a_model_raising_keyboardinterrupt_is_exit_3(name, message, at,
                                                                          ctrl_c_raises):
+    from breakscan.model.jobs import ScanRequest
     from breakscan.options import ScanOptions
     from breakscan.process.child import run_here
     from breakscan.process.jobs import SCAN_JOB
@@ -92,8 +93,7 @@ def test_in_process_scan_of_a_model_raising_keyboardinterrupt_is_exit_3(name, me
     expected = f"{message} at {F}:{_line(at)}"
     run = _not_interrupted(scan_in_process, target, options)
     assert (run.exit_code, run.error, run.result) == (3, expected, None)
-    here = _not_interrupted(run_here, SCAN_JOB, {"target": target,
-                                                 "options": options.to_dict()}, target=target)
+    here = _not_interrupted(run_here, SCAN_JOB, ScanRequest(target, options), target=target)
     assert (here.exit_code, here.error) == (3, expected)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler put back
 
@@ -101,6 +101,7 @@ def test_in_process_scan_of_a_model_raising_keyboardinterrupt_is_exit_3(name, me
 def test_a_sigint_that_came_still_interrupts_in_process(ctrl_c_raises):
     """The model sends SIGINT to its own process: a real signal, so Ctrl-C's KeyboardInterrupt
     leaves the in-process scan as before."""
+    from breakscan.model.jobs import ScanRequest
     from breakscan.options import ScanOptions
     from breakscan.process.child import run_here
     from breakscan.process.jobs import SCAN_JOB
@@ -110,7 +111,7 @@ def test_a_sigint_that_came_still_interrupts_in_process(ctrl_c_raises):
     with pytest.raises(KeyboardInterrupt):
         scan_in_process(target, options)
     with pytest.raises(KeyboardInterrupt):
-        run_here(SCAN_JOB, {"target": target, "options": options.to_dict()}, target=target)
+        run_here(SCAN_JOB, ScanRequest(target, options), target=target)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 

@@ -13,7 +13,8 @@ from dataclasses import asdict
 import pytest
 
 from breakscan import ScanOptions, TimingOptions, scan
-from breakscan.runs.compare import outputs_of_both
+from breakscan.model.jobs import OutputsRequest
+from breakscan.pipeline.outputs import outputs_job
 
 from conftest import assert_the_twin_wins, sample_expectations
 
@@ -23,6 +24,13 @@ BREAKS = {e.name: e.facts.get("breaks") for e in sample_expectations()}
 PAIRS = [(good, good.facts["twin_of"]) for good in sample_expectations()
          if "twin_of" in good.facts and BREAKS.get(good.facts["twin_of"]) != "0"]
 VARY = {"ShapeBranch": "2,4,16"}
+
+
+def outputs_of_both(request: dict, on_stage) -> tuple:
+    """compare's outputs job run here, its ``OutputsCheck`` as the tuple the assertions read."""
+    found = outputs_job(OutputsRequest(request["a"], request["b"],
+                                       ScanOptions.from_dict(request["options"])), on_stage)
+    return found.weights_shared, found.correctness, found.note, found.ab
 
 
 def _compare_in_process(a: str, b: str, vary_batch: str | None) -> dict:

@@ -160,7 +160,9 @@ def test_isolation_knows_no_job_type():
     graph = import_graph()
     deps = graph["breakscan.process.isolate"] | graph["breakscan.process.child"] \
         | graph["breakscan.process.jobs"]
-    assert not deps & {"breakscan.pipeline.scan", "breakscan.fixes.verify", "breakscan.runs.compare",
+    assert not deps & {"breakscan.pipeline.scan", "breakscan.pipeline.program_scan",
+                       "breakscan.pipeline.outputs", "breakscan.fixes.fix_job",
+                       "breakscan.fixes.verify", "breakscan.runs.compare",
                        "breakscan.runs.check", "breakscan.runs.runner"}, deps
 
 

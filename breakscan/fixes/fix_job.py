@@ -1,0 +1,283 @@
+"""The verifying child's half of ``--fix`` (``FIX_JOB``): one planned fix applied to a fresh
+copy of the target (its rewritten source imported from a temporary tree, a library switch set,
+constants replaced, or a setting patched), the fixed model rescanned, its eager outputs compared
+with the original's from the same random state, and both compiled models timed interleaved in
+this process. The parent's half (planning, judging) is ``verify.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+from ..model.jobs import FixRequest
+from ..model.result import FixedScan
+from ..model.verdicts import FixMetrics
+from ..options import ScanOptions, TimingOptions
+from ..sources import source_tree, target_file
+from .gain import change, worth_timing
+from .judge import metrics
+from .settings import resolved_config
+
+
+def _forget_modules_in(folder: Path) -> None:
+    """Drop modules imported from ``folder`` (and below) so the rewritten copies are imported."""
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if file and Path(file).resolve().is_relative_to(folder):
+            del sys.modules[name]
+
+
+def _copy_tree(target_file: Path, tmp: Path) -> tuple[Path, Path]:
+    """Copy the target's Python sources into ``tmp``: its whole top package (keeping the
+    package's name, so its dotted imports resolve to the copy), or a lone file's siblings.
+    Returns (the original tree, where it now lives)."""
+    tree = source_tree(target_file)
+    if tree.package_dir is None:
+        for sibling in tree.tree.glob("*.py"):  # the copy imports its siblings, not originals
+            shutil.copy2(sibling, tmp / sibling.name)
+        return tree.tree, tmp
+    dest = tmp / tree.package_dir.name
+    for source in tree.package_dir.rglob("*.py"):
+        if "__pycache__" in source.parts:
+            continue
+        copy = dest / source.relative_to(tree.package_dir)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, copy)
+    return tree.package_dir, dest
+
+
+def _load_rewritten(target: str, load_kwargs: dict[str, Any], file: str, new_source: str,
+                    original: Any, tmp: Path, removed: frozenset[str] = frozenset()) -> Any:
+    from ..errors import ModelError, UsageError
+    from ..pipeline.load import load_target
+
+    own_file = target_file(target)
+    if own_file is None:
+        raise UsageError(f"not applicable: the file of {target} was not found")
+    tree, copy = _copy_tree(own_file, tmp)
+    (copy / Path(file).resolve().relative_to(tree)).write_text(new_source, encoding="utf-8")
+    _forget_modules_in(tree)
+    name = target.rpartition(":")[2]
+    fixed = load_target(f"{copy / own_file.relative_to(tree)}:{name}", **load_kwargs)
+    try:
+        state = original.model.state_dict()
+        if removed:  # constants made Python values: no longer in the state dict
+            state = {k: v for k, v in state.items() if k.rpartition(".")[2] not in removed}
+        fixed.model.load_state_dict(state)
+    except (RuntimeError, KeyError) as exc:
+        raise ModelError(f"the rewritten model's parameters differ from the original's: "
+                         f"{' '.join(str(exc).split())[:200]}") from exc
+    fixed.args, fixed.kwargs = original.args, original.kwargs  # the very same inputs
+    return fixed
+
+
+def apply_switch(loaded: Any, switch: dict[str, Any]) -> None:
+    """Apply a library switch to a loaded target; UsageError when it does not apply."""
+    import inspect
+
+    from ..errors import UsageError, describe
+
+    model = loaded.model
+    if (switch.get("path") or {}).get("kind") == "input":
+        _pass_precomputed(loaded, switch["path"])
+        return
+    if "path" in switch:
+        from .switches import apply_switch as set_attribute
+
+        if not set_attribute(model, switch["path"]):
+            raise UsageError(f"not applicable: nothing on the built model has "
+                             f"{switch['path']['attribute']} to change")
+    if "call" in switch:
+        name, value = switch["call"]
+        setter = getattr(model, name, None)
+        if setter is None:
+            raise UsageError(f"not applicable: {type(model).__name__} has no {name}()")
+        current = getattr(getattr(model, "config", None), "_" + name[len("set_"):], None)
+        if current == value:
+            raise UsageError(f"not applicable: the model already uses {value!r}")
+        try:
+            setter(value)
+        except Exception as exc:
+            raise UsageError(f"not applicable: {name}({value!r}) failed: {describe(exc)}") \
+                from None
+    if "kwargs" in switch:
+        params = inspect.signature(loaded.fn).parameters
+        if not all(k in params for k in switch["kwargs"]) and not any(
+                p.kind is p.VAR_KEYWORD for p in params.values()):
+            raise UsageError(f"not applicable: {loaded.method}() takes no "
+                             f"{', '.join(switch['kwargs'])}")
+        loaded.kwargs = {**loaded.kwargs, **switch["kwargs"]}
+    if "compile_only" in switch:
+        if not callable(getattr(model, switch["compile_only"], None)):
+            raise UsageError(f"not applicable: the model has no {switch['compile_only']}()")
+        loaded.compile_only = switch["compile_only"]
+
+
+def _pass_precomputed(loaded: Any, path: dict[str, Any]) -> None:
+    """The value the function on the break's path computed in an eager call (recorded as it
+    returns), passed to the model as the keyword argument it accepts precomputed."""
+    import inspect
+
+    import torch
+
+    from ..errors import UsageError
+    from ..pipeline.outputs import eager_call, reseed
+
+    name, (file, _, function) = path["attribute"], path["computed_by"]
+    params = inspect.signature(loaded.fn).parameters
+    if name not in params and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        raise UsageError(f"not applicable: {loaded.method}() takes no {name}")
+    where = os.path.realpath(file)
+    returned: list[Any] = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        code = frame.f_code
+        if event == "return" and not returned and code.co_name == function and \
+                os.path.realpath(code.co_filename) == where:
+            returned.append(arg)
+
+    reseed()
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        eager_call(loaded)
+    finally:
+        sys.setprofile(previous)
+    if not returned or returned[0] is None:
+        raise UsageError(f"not applicable: {function}() returned nothing to pass as {name}")
+    value = returned[0]
+    loaded.kwargs = {**loaded.kwargs, name: value.detach().clone()
+                     if isinstance(value, torch.Tensor) else value}
+
+
+def apply_constants(model: Any, spec: dict[str, list[str]]) -> int:
+    """Replace each named constant tensor attribute with its Python value, on every module of
+    the named classes; returns how many were replaced."""
+    replaced = 0
+    for module in model.modules():
+        names = spec.get(type(module).__qualname__, ())
+        for name in names:
+            value = getattr(module, name, None)
+            if value is None or not hasattr(value, "tolist"):
+                continue
+            python = value.tolist()
+            delattr(module, name)
+            setattr(module, name, python)
+            replaced += 1
+    return replaced
+
+
+def scan_with_fix(request: FixRequest, on_stage: Callable[[str, Any], None],
+                  on_progress: Callable[[str], None] | None = None) -> FixedScan:
+    """The isolated child's job: load the original, apply ``request.fix``, rescan and time;
+    compare outputs."""
+    import torch
+
+    from ..errors import ModelError, UsageError, running_model
+    from ..pipeline.interleaved import environment
+    from ..pipeline.load import load_target
+    from ..pipeline.outputs import compare_outputs, eager_reference
+    from ..pipeline.scan import scan_loaded, shape_sets_for
+
+    target, fix, options = request.target, request.fix, request.options
+    on_stage("load", None)
+    original = load_target(target, **options.load_options)
+    with tempfile.TemporaryDirectory(prefix="breakscan-fix-",
+                                     dir=os.environ.get("BREAKSCAN_WORK")) as tmp:
+        fixed = _fixed_copy(target, options.load_options, fix, original, Path(tmp))
+        sets = shape_sets_for(fixed, options.vary_batch, list(options.shapes))
+        config = resolved_config(fix["config"])
+        env = _switched_env(fix)
+        try:
+            with torch._dynamo.config.patch(**config), environment(env):
+                result = scan_loaded(fixed, options.but(timing=None), shape_sets=sets,
+                                     on_stage=on_stage, on_progress=on_progress)
+        except ModelError as exc:  # the change broke the model itself (eager)
+            raise UsageError(f"not applicable: with it, the model fails: {exc}") from None
+        # After the scan, which must capture the fixed model's first call.
+        try:
+            with running_model("the original's eager call"):
+                reference, random = eager_reference(original)
+            with running_model("the eager call with the fix"), environment(env):
+                expected, fixed_random = eager_reference(fixed)
+        except ModelError as exc:
+            raise UsageError(f"not applicable: with it, the model fails: {exc}") from None
+        found = FixedScan(result=result, same_outputs=compare_outputs(reference, expected),
+                          random=random or fixed_random)
+        before = FixMetrics(**fix["before"]) if fix.get("before") else None
+        after = metrics(result, dynamic=bool(fix.get("dynamic")))
+        if found.same_outputs.match and before is not None and result.compile_error is None \
+                and worth_timing(change(before, after)):
+            from ..dynamo.session import nested_graph_breaks
+            from ..pipeline.interleaved import ORIGINAL_FAILS
+
+            with nested_graph_breaks(options.nested_graph_breaks):
+                found.ab, (found.baseline, found.compiled_outputs), found.compile_error = \
+                    _time_against_original(original, fixed, fix, options, config,
+                                           (reference, expected), found.random,
+                                           on_stage=lambda name: on_stage(name, result),
+                                           on_progress=on_progress)
+
+            if found.compile_error == ORIGINAL_FAILS:
+                found.compile_error, found.rescued = None, True
+    return found
+
+
+def _switched_env(fix: dict[str, Any]) -> dict[str, str]:
+    """An environment switch's variable, set only around the fixed model (never the original:
+    both live in the child's one process)."""
+    path = (fix.get("switch") or {}).get("path") or {}
+    return {path["attribute"]: str(path["value"])} if path.get("kind") == "env" else {}
+
+
+def _fixed_copy(target: str, load: dict[str, Any], fix: dict[str, Any], original: Any,
+                tmp: Path) -> Any:
+    """The target with the fix applied: the rewritten copy, or a second copy (same seed: same
+    weights) switched or with its constants replaced; the original itself for a setting."""
+    from ..errors import UsageError
+    from ..pipeline.load import load_target
+
+    fixed = original
+    if fix["kind"] == "source":
+        removed = frozenset(a for attrs in (fix.get("constants") or {}).values()
+                            for a in attrs)
+        fixed = _load_rewritten(target, load, fix["file"], fix["new_source"], original,
+                                tmp, removed)
+    elif fix["kind"] == "switch":
+        fixed = load_target(target, **load)  # a second copy, same seed: same weights
+        apply_switch(fixed, fix["switch"])
+    elif fix["kind"] == "constants":
+        fixed = load_target(target, **load)
+        if not apply_constants(fixed.model, fix["constants"]):
+            raise UsageError("not applicable: no such attribute on the built model")
+    return fixed
+
+
+def _time_against_original(original: Any, fixed: Any, fix: dict[str, Any], options: ScanOptions,
+                           config: dict[str, Any], expected: tuple[Any, Any], random: bool,
+                           on_stage: Callable[[str], None],
+                           on_progress: Callable[[str], None] | None) -> tuple:
+    """The original and the fixed model timed interleaved in this process (``time_interleaved``):
+    the A/B timing, each one's compiled outputs vs its eager ``expected`` (original, fixed) and
+    the compile error."""
+    from ..pipeline.interleaved import Variant, time_interleaved
+
+    def variant(loaded: Any, **how: Any) -> Variant:
+        only = (loaded.model, loaded.compile_only) if loaded.compile_only else None
+        return Variant(loaded.fn, loaded.args, loaded.kwargs, compile_only=only, **how)
+
+    timing = options.timing or TimingOptions()
+    dynamic = options.dynamic  # the user's setting, unless the fix is dynamic=True
+    return time_interleaved(
+        variant(original, dynamic=dynamic),
+        variant(fixed, dynamic=fix.get("dynamic") or dynamic, config=config,
+                env=_switched_env(fix)),
+        device=fixed.device, training=fixed.training, backend=timing.backend,
+        mode=timing.mode, threads=timing.threads, max_run_time=timing.max_run_time,
+        expected=expected, random=random, compile_options=dict(options.compile_options),
+        on_stage=on_stage, on_progress=on_progress)

@@ -1,0 +1,96 @@
+"""What the parent asks of a child process and what comes back, as typed records: one request
+per job, serialised here and only here.
+
+A request crosses the process boundary as ``{"type": name, "fields": {...}}`` (JSON written by
+the parent); the child rebuilds the record with :func:`request_from_json` and hands the job a
+typed value, so no job reads a request by string keys. Results come back through
+``model/jsondata.py`` like every other record (``OutputsCheck`` is in ``verdicts.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Union
+
+from ..options import ProgramOptions, ScanOptions
+
+
+@dataclass(frozen=True)
+class ScanRequest:
+    """One target's scan (``breakscan scan``, ``check``, each side of ``compare``)."""
+
+    target: str
+    options: ScanOptions
+
+    def to_json(self) -> dict[str, Any]:
+        return {"target": self.target, "options": self.options.to_dict()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "ScanRequest":
+        return cls(str(data["target"]), ScanOptions.from_dict(data["options"]))
+
+
+@dataclass(frozen=True)
+class ProgramRequest:
+    """A whole program run unchanged while its compiled regions are recorded (``breakscan run``)."""
+
+    program: ProgramOptions
+
+    def to_json(self) -> dict[str, Any]:
+        return {"program": self.program.to_dict()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "ProgramRequest":
+        return cls(ProgramOptions.from_dict(data["program"]))
+
+
+@dataclass(frozen=True)
+class OutputsRequest:
+    """Both models of ``breakscan compare`` loaded in one process: their outputs compared and
+    both timed interleaved; answered by an ``OutputsCheck``."""
+
+    a: str
+    b: str
+    options: ScanOptions
+
+    def to_json(self) -> dict[str, Any]:
+        return {"a": self.a, "b": self.b, "options": self.options.to_dict()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "OutputsRequest":
+        return cls(str(data["a"]), str(data["b"]), ScanOptions.from_dict(data["options"]))
+
+
+@dataclass(frozen=True)
+class FixRequest:
+    """One planned fix applied to the target, rescanned, its outputs compared and timed
+    (``--fix``). ``fix`` is the planned fix as ``PlannedFix.request()`` writes it."""
+
+    target: str
+    options: ScanOptions
+    fix: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"target": self.target, "options": self.options.to_dict(), "fix": self.fix}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "FixRequest":
+        return cls(str(data["target"]), ScanOptions.from_dict(data["options"]), dict(data["fix"]))
+
+
+JobRequest = Union[ScanRequest, ProgramRequest, OutputsRequest, FixRequest]
+REQUESTS: dict[str, type] = {cls.__name__: cls for cls in
+                             (ScanRequest, ProgramRequest, OutputsRequest, FixRequest)}
+
+
+def request_to_json(request: JobRequest) -> dict[str, Any]:
+    """A request as the JSON the child reads."""
+    name = type(request).__name__
+    if REQUESTS.get(name) is not type(request):
+        raise TypeError(f"{name} is not a job request")
+    return {"type": name, "fields": request.to_json()}
+
+
+def request_from_json(data: dict[str, Any]) -> JobRequest:
+    """The request the parent wrote, rebuilt as its record."""
+    return REQUESTS[data["type"]].from_json(data["fields"])  # type: ignore[no-any-return]

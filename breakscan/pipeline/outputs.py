@@ -21,8 +21,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from ..model.jobs import OutputsRequest
-from ..model.verdicts import Correctness, OutputsCheck
+from ..model.verdicts import Correctness
 
 SEED = 0
 # The largest difference allowed, as a share of the tensor's largest magnitude, per dtype
@@ -192,52 +191,3 @@ def eager_reference(loaded: Any) -> tuple[Any, bool]:
 def detached(out: Any) -> Any:
     return torch.utils._pytree.tree_map(
         lambda v: v.detach().clone() if isinstance(v, torch.Tensor) else v, out)
-
-
-def outputs_job(request: OutputsRequest, on_stage: Callable[[str, Any], None],
-                on_progress: Any = None) -> OutputsCheck:
-    """``compare``'s isolated child: A and B loaded here, B given A's weights, their eager
-    outputs compared, both compiled and timed here, interleaved."""
-    from ..errors import running_model
-    from .interleaved import Variant, time_interleaved
-    from .load import REDEFINED_DIFFERENTLY, load_target
-
-    options = request.options
-    load = options.load_options
-    on_stage("load", None)
-    first = load_target(request.a, **load)
-    mark = len(REDEFINED_DIFFERENTLY)
-    second = load_target(request.b, **load)
-    one_op = sorted(set(REDEFINED_DIFFERENTLY[mark:]))  # B's definitions replaced A's
-    second.args, second.kwargs = first.args, first.kwargs
-    shared = True
-    try:
-        second.model.load_state_dict(first.model.state_dict())
-    except (RuntimeError, KeyError):
-        shared = False  # different parameters: compare anyway, both built from the same seed
-    on_stage("eager run", None)
-    with running_model("A's eager call"):
-        expected = eager_outputs(first)
-    with running_model("B's eager call"):
-        actual = eager_outputs(second)
-    correctness = compare_outputs(expected, actual)
-    note = None if shared else "parameters differ (names or shapes): B kept its own weights"
-    if one_op:  # torch keeps one definition per operator name in a process
-        note = "; ".join(filter(None, [note, (
-            f"A and B define custom op {', '.join(one_op)} with different code; one process "
-            "holds one definition per name, so A ran B's: the outputs compare the rest of "
-            "the models")]))
-    ab = None
-    if options.timing is not None:
-        t = options.timing
-        with running_model("timing A and B side by side"):
-            ab, _, why = time_interleaved(
-                Variant(first.fn, first.args, first.kwargs, dynamic=options.dynamic),
-                Variant(second.fn, second.args, second.kwargs, dynamic=options.dynamic),
-                device=first.device, training=first.training, backend=t.backend, mode=t.mode,
-                threads=t.threads, max_run_time=t.max_run_time,
-                compile_options=dict(options.compile_options),
-                on_stage=lambda name: on_stage(name, None), on_progress=on_progress)
-        if why:
-            note = "; ".join(filter(None, [note, f"not timed side by side: {why}"]))
-    return OutputsCheck(shared, correctness, note, ab)

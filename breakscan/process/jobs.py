@@ -18,5 +18,5 @@ PROGRAM_JOB: Final[str] = "breakscan.pipeline.program_scan:program_job"
 FIX_JOB: Final[str] = "breakscan.fixes.fix_job:scan_with_fix"
 """One planned fix applied, rescanned, its outputs compared and timed (``--fix``)."""
 
-OUTPUTS_JOB: Final[str] = "breakscan.pipeline.outputs:outputs_job"
+OUTPUTS_JOB: Final[str] = "breakscan.pipeline.outputs_job:outputs_job"
 """Both models of ``breakscan compare`` on the same inputs: their outputs, timed interleaved."""

@@ -14,7 +14,7 @@ import pytest
 
 from breakscan import ScanOptions, TimingOptions, scan
 from breakscan.model.jobs import OutputsRequest
-from breakscan.pipeline.outputs import outputs_job
+from breakscan.pipeline.outputs_job import outputs_job
 
 from conftest import assert_the_twin_wins, sample_expectations
 

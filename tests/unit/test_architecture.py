@@ -161,7 +161,7 @@ def test_isolation_knows_no_job_type():
     deps = graph["breakscan.process.isolate"] | graph["breakscan.process.child"] \
         | graph["breakscan.process.jobs"]
     assert not deps & {"breakscan.pipeline.scan", "breakscan.pipeline.program_scan",
-                       "breakscan.pipeline.outputs", "breakscan.fixes.fix_job",
+                       "breakscan.pipeline.outputs_job", "breakscan.fixes.fix_job",
                        "breakscan.fixes.verify", "breakscan.runs.compare",
                        "breakscan.runs.check", "breakscan.runs.runner"}, deps
 

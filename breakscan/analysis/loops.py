@@ -17,9 +17,9 @@ import dataclasses
 from dataclasses import dataclass
 
 from ..frames import Frame, module_ast, owner_of
-from ..lint.loop_sizes import derived, loop_targets, plain_names, walks_python
 from ..messages import original_name
 from ..model.records import RootBreak
+from ..rules.bs001_item import derived, loop_targets, plain_names, walks_python
 from .roots import Roots, source_text
 
 # Breaks that need a value on the host (`.item()`, `int(t)`, a size or slice bound).

@@ -15,7 +15,7 @@ import libcst.matchers as m
 from libcst.metadata import (ExpressionContext, ExpressionContextProvider, MetadataWrapper,
                              ParentNodeProvider, PositionProvider)
 
-from ..rules.catalogue import LOG_METHODS
+from ..rules.bs003_print import LOG_METHODS
 
 
 class Refuse(Exception):

@@ -12,7 +12,7 @@ import ast
 import builtins
 from typing import AbstractSet
 
-from .checks import LOGGER_NAMES
+from ..rules.bs003_print import LOGGER_NAMES
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 

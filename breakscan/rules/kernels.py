@@ -1,13 +1,13 @@
 """The catalogue's kernel rules (BS2xx): what ``--kernels`` finds inside a compiled graph.
 
-They are part of the one registry (``rules.CATALOGUE``); ``analysis/kernels.py`` finds them in
+They are part of the one registry (``catalogue.CATALOGUE``); ``analysis/kernels.py`` finds them in
 Inductor's account of each graph. Checked against torch 2.13 on CPU with the sample models in
 ``sample_models/kernels.py``.
 """
 
 from __future__ import annotations
 
-from .model import Rule
+from .model import FixSpec, Rule
 
 KERNEL_RULES: tuple[Rule, ...] = (
     Rule("BS201", "fallback", "fallback-kernel", "Op without an Inductor lowering",
@@ -59,4 +59,11 @@ KERNEL_RULES: tuple[Rule, ...] = (
                     "the compiled call.",
          before="n = int(mask.sum().item())\nreturn h[:n]",
          after="return h * mask  # no host value needed"),
+)
+
+RULES = KERNEL_RULES
+
+FIXES: tuple[FixSpec, ...] = (
+    # A kernel rule's rewrite: a dtype round trip in one expression dropped.
+    FixSpec("drop_round_trip", "source", "BS202"),
 )

@@ -1,4 +1,4 @@
-"""A rule of the catalogue (``rules.py``), as data: its id, name, why, example and fixes.
+"""A rule of the catalogue, as data: its id, name, why, example and fixes; a fix it can try.
 
 A break rule is a *family* of Dynamo's registry ids (``ids``: every id of the installed
 ``graph_break_registry.json`` belongs to one family, checked by tests/unit/test_families.py),
@@ -8,8 +8,10 @@ optionally narrowed where one id means different things (``matches``, ``code_mat
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+Chain = list[tuple[str, str]]  # (file, function) of each frame of a break, outermost first
 
 
 @dataclass(frozen=True)
@@ -52,8 +54,33 @@ class Rule:
         """The advice for a break of this family with registry id ``gb_id``."""
         return dict(self.advice_by_id).get(gb_id or "", self.suggestion)
 
+    def gb(self, gb_id: str) -> str:
+        """``gb_id``, checked to be one of the family's registry ids (for messages that name
+        one: a typo fails at import-time tests, not in a user's report)."""
+        if gb_id not in self.gb_ids:
+            raise ValueError(f"{gb_id} is not a registry id of the {self.category} rule")
+        return gb_id
+
     @property
     def gb_ids(self) -> list[str]:
         """Every registry id of the family: its own, then those it claims by narrowing."""
         narrowed = self.matches + self.code_matches + self.chain_matches
         return list(dict.fromkeys(self.ids.split() + [m.gb_id for m in narrowed]))
+
+
+@dataclass(frozen=True)
+class FixSpec:
+    """A fix breakscan can apply and verify (``fixes/plan.py`` plans it, ``fixes/verify.py``
+    verifies it)."""
+
+    id: str
+    kind: str  # setting (a Dynamo config value) | source (a rewrite) | dynamic | switch |
+    # constants (module attributes replaced on the built model)
+    rule: str | None  # the rule it belongs to; None: the rule of the break it is tried on
+    setting: str = ""  # how users write a setting (or a library switch)
+    config: tuple[tuple[str, Any], ...] = ()  # the Dynamo config values a setting sets
+    also_for: tuple[str, ...] = ()  # other break categories it is tried on
+    # A library switch: what it changes on the loaded target (``fixes.fix_job.apply_switch``)
+    # and when it is offered: a break's call chain passes where it acts.
+    switch: dict[str, Any] | None = field(default=None, hash=False)
+    applies: Callable[[Chain], bool] | None = None

@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from breakscan.analysis.loops import iteration_behind
-from breakscan.lint.loop_sizes import size_uses
+from breakscan.rules.bs001_item import size_uses
 from breakscan.analysis.roots import break_frame
 from breakscan.frames import Frame, acting_frame, library_helper, switched_helper
 from breakscan.lint.run import lint_source

@@ -1,11 +1,84 @@
-"""Which lines of a ``for`` loop over a tensor use its variables as sizes, read from the
-source alone: the lint's check for sizes taken from a tensor's rows, and the loop analysis of
-stage 3 (``analysis/loops.py``) that groups such breaks under their ``for`` line.
-"""
+"""BS001 item: Tensor converted to a Python number.
 
+The rule's whole behaviour: its entry, its lint checks and its fixes; and which lines of a
+``for`` loop over a tensor use its variables as sizes (``size_uses``), read from the source
+alone: the lint's check here and stage 3's loop grouping (``analysis/loops.py``) both read it.
+"""
 from __future__ import annotations
 
 import ast
+
+from .checks import (CALL_CHECKS, LOOP_CHECKS, METHOD_CHECKS, SUBSCRIPT_CHECKS, Scope, register,
+                     tensor_method, text_of)
+from .model import FixSpec, Match, Rule
+
+RULE = Rule("BS001", "item", "tensor-item", "Tensor converted to a Python number",
+            why="`.item()` (also `float(t)`, `int(t)`) needs the value on the host: a device sync, "
+                "and Dynamo ends the graph there and resumes in a new one, so nothing fuses across "
+                "it and Python runs between the two graphs.",
+            suggestion="Keep the value as a 0-d tensor (e.g. `s = y.sum()` and use `s` in tensor "
+                       "math), or return it and call .item() outside the compiled region.",
+            before="h = self.fc(x)\nself.last_mean = h.mean().item()\nreturn h",
+            after="h = self.fc(x)\nreturn h, h.mean()  # log mean.item() after the call",
+            fixes=("capture_scalar_outputs",),
+            matches=(Match("GB0124"),  # Tensor.item(), float(t), int(t)
+                     Match("GB0033")),  # data-dependent operator (aten._local_scalar_dense…)
+            type_pattern=r"\.item\(\)|capture_scalar_outputs")
+
+FIXES: tuple[FixSpec, ...] = (
+    FixSpec("capture_scalar_outputs", "setting", "BS001",
+            "torch._dynamo.config.capture_scalar_outputs = True",
+            (("capture_scalar_outputs", True),)),
+)
+
+
+@register(METHOD_CHECKS, RULE)
+def item_method(w: Scope, node: ast.Call) -> str | None:
+    if tensor_method(w, node, "item"):
+        return f"`.item()` turns a tensor into a Python number: graph break " \
+               f"({RULE.gb('GB0124')}) and a device sync"
+    return None
+
+
+@register(CALL_CHECKS, RULE)
+def number_of_tensor(w: Scope, node: ast.Call) -> str | None:
+    qual = w.qual(node.func)
+    if qual in ("float", "int") and node.args and w.kind(node.args[0]) is True:
+        return f"`{qual}(tensor)` turns a tensor into a Python number: graph break " \
+               f"({RULE.gb('GB0124')}) and a device sync"
+    return None
+
+
+@register(LOOP_CHECKS, RULE)
+def sizes_from_tensor(w: Scope, node: ast.AST, it: ast.AST) -> str | None:
+    """``for t, h, w in grid_thw:`` then ``.view(t, h // 2, …)``: reported at the ``for`` line
+    (the walker treats the loop's variables as the finding's sites, not as tensors)."""
+    if not isinstance(node, ast.For) or w.kind(it) is not True:
+        return None
+    lines = size_uses(node)
+    if not lines:
+        return None
+    names = ", ".join(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+    where = ", ".join(map(str, lines))
+    return f"iterating the tensor `{text_of(it)}` hands out 0-d tensors; `{names}` used as " \
+           f"sizes (line {where}) need their values on the host: graph break " \
+           f"({RULE.gb('GB0124')}) on every step; turn them into Python ints once " \
+           "(pass them in, or `.tolist()` before the loop)"
+
+
+@register(SUBSCRIPT_CHECKS, RULE)
+def tensor_slice_bound(w: Scope, node: ast.Subscript) -> str | None:
+    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    bounds = [b for s in parts if isinstance(s, ast.Slice) for b in (s.lower, s.upper, s.step)
+              if b is not None and w.scalar_tensor(b)]
+    if bounds and w.kind(node.value) is not False:
+        return f"the slice bound `{text_of(bounds[0])}` is a tensor: Python needs its value, " \
+               f"graph break ({RULE.gb('GB0124')}); slice by a Python int or use " \
+               "`torch.narrow`/a mask"
+    return None
+
+
+# -- sizes taken from iterating a tensor -------------------------------------------------------
 
 # Iterables that hand out Python values (or are not a tensor's rows).
 _PYTHON_ITERABLES = frozenset({"range", "enumerate", "zip", "tolist", "items", "keys", "values",

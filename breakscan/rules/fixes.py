@@ -1,0 +1,75 @@
+"""The fixes that belong to no one family: source fixes tried on the breaks of several families
+(each is the rule of the break it is tried on, ``also_for`` says which), and the library
+switches, offered when a break's call chain passes where the switch acts.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .model import Chain, FixSpec
+
+
+# Library switches: the same library, configured or called differently, no file edited. Each is
+# offered when a break's call chain passes where the switch acts, and verified like any fix.
+def _through_attention(chain: Chain) -> bool:
+    return any("attention" in fn.lower() or "attention" in os.path.basename(path)
+               for path, fn in chain)
+
+
+def _through_experts(chain: Chain) -> bool:
+    return any("expert" in fn.lower() or path.endswith("integrations/moe.py")
+               for path, fn in chain)
+
+
+def _through_cache(chain: Chain) -> bool:
+    return any(path.endswith("cache_utils.py") for path, _ in chain)
+
+
+def _through_generation(chain: Chain) -> bool:
+    return any("/generation/" in path or "generation_" in os.path.basename(path)
+               for path, _ in chain)
+
+
+FIXES: tuple[FixSpec, ...] = (
+    FixSpec("disable_call", "source", None),
+    FixSpec("tolist_loop", "source", None),
+    # Issue 34's source fixes (fixes/effects.py, region.py, torch_ops.py, loops.py): each
+    # belongs to the rule of the break it is tried on (rule None).
+    FixSpec("remove_graph_break", "source", None, also_for=("explicit_break",)),
+    FixSpec("while_loop", "source", None, also_for=("data_dependent_branch",)),
+    FixSpec("sorted_stack", "source", None, also_for=("data_dependent_value",)),
+    FixSpec("torch_rng", "source", None, also_for=("rng",)),
+    FixSpec("guard_side_effect", "source", None,
+            also_for=("unsupported_call", "rng", "print", "side_effect", "object_identity")),
+    # An untraceable helper of the user's file made one opaque op (fixes/escape.py: custom_op,
+    # leaf_function, nonstrict_trace or opaque_function, as the installed torch offers).
+    FixSpec("escape_hatch", "source", None,
+            also_for=("unsupported_call", "tolist_numpy", "rng", "item", "data_dependent_branch",
+                      "print", "side_effect", "frame_skipped")),
+    # The fallback: the loop/with/try around a break run eagerly (plan.py: only when no other
+    # source fix rewrote the line; gain.py: never verified when graphs are lost).
+    FixSpec("disable_region", "source", None,
+            also_for=("frame_skipped", "unsupported_call", "print", "rng", "side_effect",
+                      "object_identity", "context_manager", "exception", "data_dependent_branch",
+                      "data_dependent_value", "tolist_numpy", "dynamic_shape_op", "iteration",
+                      "python_object", "opaque_object", "disabled_call", "other",
+                      "dynamo_limitation")),
+    FixSpec("attn_implementation=eager", "switch", None,
+            'model.set_attn_implementation("eager")',
+            switch={"call": ["set_attn_implementation", "eager"]}, applies=_through_attention),
+    FixSpec("attn_implementation=sdpa", "switch", None, 'model.set_attn_implementation("sdpa")',
+            switch={"call": ["set_attn_implementation", "sdpa"]}, applies=_through_attention),
+    FixSpec("experts_implementation=eager", "switch", None,
+            'model.set_experts_implementation("eager")',
+            switch={"call": ["set_experts_implementation", "eager"]}, applies=_through_experts),
+    FixSpec("experts_implementation=batched_mm", "switch", None,
+            'model.set_experts_implementation("batched_mm")',
+            switch={"call": ["set_experts_implementation", "batched_mm"]},
+            applies=_through_experts),
+    FixSpec("use_cache=False", "switch", None, "model(..., use_cache=False)",
+            switch={"kwargs": {"use_cache": False}}, applies=_through_cache),
+    FixSpec("compile_forward", "switch", None,
+            "model.forward = torch.compile(model.forward); model.generate(...) (not all of "
+            "generate)", switch={"compile_only": "forward"}, applies=_through_generation),
+)

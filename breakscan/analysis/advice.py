@@ -15,8 +15,12 @@ import re
 from ..frames import Frame, is_torch_file, module_ast, switched_helper
 from ..model.records import RootBreak
 from ..rules import categories, registry
-from ..rules.catalogue import settings_of
-from .loops import VALUE_CATEGORIES, iteration_at
+from ..rules.bs007_explicit_break import RULE as EXPLICIT_BREAK
+from ..rules.bs009_other import RULE as OTHER
+from ..rules.bs010_disabled_call import RULE as DISABLED_CALL
+from ..rules.bs012_tensor_constant import RULE as TENSOR_CONSTANT
+from ..rules.catalogue import rule_for, settings_of
+from .loops import iteration_at
 from .roots import NUMPY_FUNCTION, source_text
 from .skipped import enclosing_block
 
@@ -76,7 +80,7 @@ def _defined(scope: ast.AST, path: list[str]) -> ast.AST | None:
 def _disabled_advice(item: RootBreak) -> str:
     fn = disabled_function(item)
     if fn is None:
-        return categories.CATEGORIES["disabled_call"].suggestion
+        return DISABLED_CALL.suggestion
     where = f" ({os.path.basename(fn.file)}:{fn.line})" if fn.file else ""
     if fn.file and is_torch_file(fn.file):
         return (f"`{fn.function}()`{where} is disabled by torch itself, on purpose: it runs "
@@ -92,7 +96,7 @@ def advice(item: RootBreak, in_force: dict | None = None) -> str:
     ``in_force``: the Dynamo settings the scanned process had changed (never advised again)."""
     category = item.root_category
     skipped = _caused_advice(item) + _skipped_advice(item)
-    if category == "tensor_constant" and item.constants:
+    if category == TENSOR_CONSTANT.category and item.constants:
         return " ".join(skipped + [_constant_advice(item)])
     line_advice = _helper_advice(item) or _iteration_advice(item)
     if line_advice:  # what to do at this line, instead of the rule's generic advice
@@ -141,7 +145,7 @@ def _helper_advice(item: RootBreak) -> str:
 def _iteration_advice(item: RootBreak) -> str:
     """Sizes taken from iterating a tensor: make them Python ints once, before the loop."""
     loop = iteration_at(item.file, item.line) if item.sites and \
-        item.root_category in VALUE_CATEGORIES else None
+        rule_for(item.root_category).needs_host_value else None
     if loop is None:
         return ""
     names = ", ".join(loop.names)
@@ -183,9 +187,9 @@ def _constant_advice(item: RootBreak) -> str:
 def _category_advice(item: RootBreak, category: str) -> str:
     """The advice of the break's rule, or what Dynamo says when no rule applies."""
     inside = item.call_chain[-1] if item.call_chain else None
-    if category == "disabled_call":
+    if category == DISABLED_CALL.category:
         return _disabled_advice(item)
-    if category == "explicit_break" and inside is not None and is_torch_file(inside.file):
+    if category == EXPLICIT_BREAK.category and inside is not None and is_torch_file(inside.file):
         # torch.optim's step() calls graph_break() itself (to keep no_grad for AOT autograd).
         return (f"torch itself calls `torch._dynamo.graph_break()` here (in "
                 f"{inside.function}() of {os.path.basename(inside.file)}:{inside.line}), "
@@ -198,7 +202,7 @@ def _category_advice(item: RootBreak, category: str) -> str:
                 "the call runs in Python between two graphs. Compute it once outside the "
                 "compiled region (in `__init__`, or pass the result in) when it does not depend "
                 "on the inputs, or write it with torch ops.")
-    if category != "other":
+    if category != OTHER.category:
         return categories.CATEGORIES[category].advice_for(item.gb_id)
     return _dynamo_advice(item)
 
@@ -250,14 +254,9 @@ def _owner_advice(item: RootBreak, category: str) -> list[str]:
         return ["Not your code, and no line of yours calls it: the settings and the library's "
                 "switches act without editing it (`--fix` verifies them); else report the break "
                 "to the library."]
-    if category in SMALLEST_REGION:
+    if rule_for(category).smallest_region:
         return [smallest_region(item)]
     return []
-
-
-# Families whose advice ends with the smallest disabled region: no rewrite is known for them.
-SMALLEST_REGION = frozenset({"other", "dynamo_limitation", "python_object", "iteration",
-                             "exception"})
 
 
 def smallest_region(item: RootBreak) -> str:

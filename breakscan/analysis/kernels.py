@@ -12,6 +12,7 @@ from typing import Iterator
 from ..model.records import FusionStop, GraphKernels, IRNode, KernelFinding
 from ..model.result import ScanResult
 from ..rules.catalogue import rule_id
+from ..rules.kernels import BROADCAST, DTYPE_CAST, FALLBACK, HOST_SYNC_IN_GRAPH, LAYOUT_COPY
 
 # A tensor is "large" from this many elements on: a layout copy or a broadcast of a smaller one
 # is noise next to the graph's other work.
@@ -73,11 +74,11 @@ def _dtype_findings(index: int, graph: GraphKernels) -> list[KernelFinding]:
         if back is not None:
             where = (f", back to {old} at line {back[0].line}"
                      if back[0].line and back[0].line != node.line else f" and back to {old}")
-            found.append(_finding("dtype_cast", index, node,
+            found.append(_finding(DTYPE_CAST.category, index, node,
                                   f"{old} → {new} → {old}: cast to {new} here{where}; the ops "
                                   f"between compute in {new}"))
         elif half_graph and new == "f32":
-            found.append(_finding("dtype_cast", index, node,
+            found.append(_finding(DTYPE_CAST.category, index, node,
                                   f"upcast {old} → f32 in a graph whose inputs are all {old}"))
     return found
 
@@ -100,7 +101,7 @@ def _layout_findings(index: int, graph: GraphKernels) -> list[KernelFinding]:
             continue
         after = [n.op.lstrip(".") for n in nodes if n.op not in TRANSPOSES]
         why = f" for `{after[0]}`" if after else ""
-        found.append(_finding("layout_copy", index, moved,
+        found.append(_finding(LAYOUT_COPY.category, index, moved,
                               f"kernel {kernel.name} only copies {size:,} elements from "
                               f"`{moved.op.lstrip('.')}` into a new layout{why}",
                               kernel=kernel.name))
@@ -148,7 +149,7 @@ def _broadcast_findings(index: int, graph: GraphKernels) -> list[KernelFinding]:
                  by_name[n].shape is not None]
         if len(sizes) >= 2 and all(s is not None and s * BROADCAST_GROWTH <= size for s in sizes):
             shapes = " and ".join(str(by_name[n].shape) for n in node.inputs if n in by_name)
-            found.append(_finding("broadcast", index, node,
+            found.append(_finding(BROADCAST.category, index, node,
                                   f"`{node.op.lstrip('.')}` broadcasts {shapes} to "
                                   f"{node.shape} ({size:,} elements) and writes it to memory "
                                   f"for kernel {next(iter(r.kernels[0] for r in outside if r.kernels), '?')}"))
@@ -157,7 +158,7 @@ def _broadcast_findings(index: int, graph: GraphKernels) -> list[KernelFinding]:
 
 def graph_findings(index: int, graph: GraphKernels) -> list[KernelFinding]:
     """Every kernel rule seen in one graph, in graph order within each rule."""
-    found = [KernelFinding(rule=rule_id("fallback"), category="fallback",
+    found = [KernelFinding(rule=FALLBACK.id, category=FALLBACK.category,
                            graph=index, file=f.file, line=f.line,
                            message=f"`{f.op}` has no Inductor lowering: it runs as an ATen "
                                    "call, and nothing fuses across it",
@@ -167,7 +168,7 @@ def graph_findings(index: int, graph: GraphKernels) -> list[KernelFinding]:
     found += _dtype_findings(index, graph)
     found += _layout_findings(index, graph)
     found += _broadcast_findings(index, graph)
-    found += [_finding("host_sync_in_graph", index, n,
+    found += [_finding(HOST_SYNC_IN_GRAPH.category, index, n,
                        f"`{n.op.lstrip('.')}` reads a value on the host inside the graph")
               for n in graph.nodes if n.op in SYNC_OPS]
     return found

@@ -20,10 +20,8 @@ from ..frames import Frame, module_ast, owner_of
 from ..messages import original_name
 from ..model.records import RootBreak
 from ..rules.bs001_item import derived, loop_targets, plain_names, walks_python
+from ..rules.catalogue import rule_for
 from .roots import Roots, source_text
-
-# Breaks that need a value on the host (`.item()`, `int(t)`, a size or slice bound).
-VALUE_CATEGORIES = ("item",)
 
 
 @dataclass(frozen=True)
@@ -90,7 +88,7 @@ def merge_iterations(roots: Roots) -> None:
     merged: dict[tuple[str, int], RootBreak] = {}
     keep: list[RootBreak] = []
     for item in roots.items:
-        found = _loop_for(item) if item.root_category in VALUE_CATEGORIES and \
+        found = _loop_for(item) if rule_for(item.root_category).needs_host_value and \
             item.owner != "torch" else None
         if found is None:
             keep.append(item)

@@ -19,6 +19,9 @@ from ..frames import (Frame, is_torch_file, module_ast, owner_of, provenance_fra
                       user_frame)
 from ..messages import RESUME_NAME, original_name
 from ..model.records import BreakRecord, ModuleConstant, RootBreak
+from ..rules.bs002_data_dependent_branch import RULE as DATA_DEPENDENT_BRANCH
+from ..rules.bs012_tensor_constant import RULE as TENSOR_CONSTANT
+from ..rules.catalogue import rule_for
 from .advice import advice
 from .discrepancies import recount
 from .ranking import reorder_breaks
@@ -94,7 +97,7 @@ def _origin(item: RootBreak, records: dict[int, BreakRecord], roots: Roots,
 def merge_origins(roots: Roots, records: dict[int, BreakRecord]) -> None:
     """Branches that test one value become one root cause at the line that computed it."""
     origins = {id(item): _origin(item, records, roots) for item in roots.items
-               if item.category == "data_dependent_branch"}
+               if item.category == DATA_DEPENDENT_BRANCH.category}
     merged: dict[tuple[str, int], RootBreak] = {}
     keep: list[RootBreak] = []
     for item in roots.items:
@@ -125,7 +128,6 @@ def merge_origins(roots: Roots, records: dict[int, BreakRecord]) -> None:
 # and the attribute a buffer's or parameter's name ends with.
 _GRAPH_INPUT = re.compile(r"^\s*(?P<name>\w+): graph input", re.MULTILINE)
 _STATE_ATTR = re.compile(r"_(?:buffers|parameters)_(?P<attr>\w+?)_$")
-CONSTANT_CAUSES = ("item", "data_dependent_branch", "dynamic_shape_op")
 
 
 def _class_at(file: str, line: int) -> str | None:
@@ -153,7 +155,7 @@ def _constants_behind(brk: RootBreak, constants: list[ModuleConstant]) -> list[M
     A branch's provenance lists its graph inputs: every one must be module state (else the
     value also depends on the data). The constants are those a line on the break's path reads
     as ``self.<attr>`` inside their class, or that the provenance names as an input."""
-    if brk.root_category not in CONSTANT_CAUSES or not constants:
+    if not rule_for(brk.root_category).constant_can_cause or not constants:
         return []
     inputs = [m.group("name") for m in _GRAPH_INPUT.finditer(brk.explanation or "")]
     if any(not name.lower().startswith("l_self_") for name in inputs):
@@ -206,7 +208,7 @@ def link_module_constants(result: Any, constants: list[ModuleConstant]) -> None:
         first = min(attrs.values(), key=lambda c: c.line or 0)
         lead = members[0][0]
         root = dataclasses.replace(
-            lead, category="tensor_constant", cause_category=None, file=first.file,
+            lead, category=TENSOR_CONSTANT.category, cause_category=None, file=first.file,
             line=first.line or 0, code=first.code, function=f"{cls}.__init__",
             owner=owner_of(first.file), sites=[], follow_on=[], records=0, explain_reasons=0,
             resume_functions=[], frame_skipped=False, skip_cause=None, skip_kind=None,

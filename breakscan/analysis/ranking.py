@@ -14,6 +14,7 @@ import re
 from typing import Callable, Protocol
 
 from ..model.records import CompiledFrame, RootBreak
+from ..rules.catalogue import rule_for
 from ..rules.registry import EARLIER_BREAK
 
 OWNER_RANK = {"user": 0, "third_party": 1, "torch": 2}  # the user's own breaks first
@@ -79,16 +80,14 @@ def mark_caused(breaks: list[RootBreak]) -> None:
         if earlier:  # the last break before it in its own file
             brk.caused_by = earlier[-1].location()
     for brk in breaks:  # an object an earlier break created, used where this one breaks
-        maker = next((b for b in breaks if b is not brk and b.root_category in _MAKERS and
-                      b.file == brk.file and b.function == brk.function and b.line < brk.line
+        maker = next((b for b in breaks if b is not brk and
+                      rule_for(b.root_category).makes_object and b.file == brk.file and
+                      b.function == brk.function and b.line < brk.line
                       and _uses(brk.code, _bound(b.code))), None)
         if maker is not None and brk.caused_by is None:
             brk.caused_by = maker.location()
 
 
-# Families whose break creates the object a later line then breaks on (a torch.Generator made in
-# forward, GB0363, then `torch.rand(..., generator=g)`, GB0055): fixing the first fixes both.
-_MAKERS = frozenset({"opaque_object", "rng"})
 _NAME = re.compile(r"[A-Za-z_]\w*")
 
 

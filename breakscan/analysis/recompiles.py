@@ -16,7 +16,8 @@ from typing import Any
 
 from ..frames import Frame, is_torch_file, is_user_file, module_ast
 from ..model.records import Recompile, RecompileReport
-from ..rules.catalogue import rule_for
+from ..rules.bs035_recompile_limit import RULE as RECOMPILE_LIMIT
+from ..rules.recompiles import SHAPE_BRANCH
 
 _HEADER = re.compile(r"Recompiling function (?P<fn>\S+) in (?P<file>.+):(?P<line>\d+)")
 _REASON = re.compile(r"^\s*-\s*(?P<cid>\d+/\d+):\s*(?P<reason>.+?)\s*$")
@@ -125,7 +126,7 @@ def limit_advice(hits: list[str], limit: int | None, recompiles: list[Recompile]
         hints = [m.group("hint") for m in map(_HINT.search, newest.reasons) if m]
         if hints:
             text += f" Dynamo's hint: {hints[0]}"
-    return f"{text} {rule_for('recompile_limit').suggestion}"
+    return f"{text} {RECOMPILE_LIMIT.suggestion}"
 
 
 def specialised_note(report: RecompileReport, specialised: list[int]) -> str:
@@ -182,7 +183,7 @@ def link_shape_branches(report: RecompileReport, findings: list[Any]) -> None:
     when the replay showed dynamic=True does not remove the recompile, neither the report nor the
     lint recommends it.
     """
-    branches = [f for f in findings if f.category == "shape_branch"]
+    branches = [f for f in findings if f.category == SHAPE_BRANCH.category]
     linked = []
     for rec in report.recompiles:
         tree = module_ast(rec.file)

@@ -13,6 +13,7 @@ import re
 from ..frames import Frame, acting_frame, model_stack, module_ast, owner_of, source_line
 from ..model.records import BreakRecord, RootBreak
 from ..rules import categories, registry
+from ..rules.bs009_other import RULE as OTHER
 
 # A NumPy function Dynamo cannot trace (GB0294), as its explanation names it.
 NUMPY_FUNCTION = re.compile(r"numpy function <function (?P<name>\w+) at ")
@@ -43,8 +44,9 @@ class Roots:
                 return item
         for item in self.items:
             if item.file == file and item.line == line and (
-                    category in (None, "other") or (gb_id is not None and item.gb_id == gb_id)
-                    or (item.cause_category or item.category) in (category, "other")):
+                    category in (None, OTHER.category)
+                    or (gb_id is not None and item.gb_id == gb_id)
+                    or (item.cause_category or item.category) in (category, OTHER.category)):
                 return item
         if any(item.file == file and item.line == line for item in self.items):
             return None

@@ -15,6 +15,7 @@ import re
 from ..frames import Frame, module_ast
 from ..messages import original_name, resume_line
 from ..model.records import BreakRecord, CompiledFrame, RootBreak
+from ..rules.bs008_frame_skipped import RULE as FRAME_SKIPPED
 from .roots import Roots
 
 _SKIPPED_FRAME = re.compile(r"frame skipped: (?P<fn>\S+) \((?P<file>.+) line (?P<line>\d+)\)")
@@ -56,9 +57,9 @@ def mark_skipped(item: RootBreak, record: BreakRecord | None,
                       (item.file, item.line)) if where else skipped_code(code, item.file)
     item.skip_cause = _skip_cause(item, kind, fn, metric)
     item.skip_kind = kind
-    if item.category != "frame_skipped":
+    if item.category != FRAME_SKIPPED.category:
         item.cause_category = item.category
-        item.category = "frame_skipped"
+        item.category = FRAME_SKIPPED.category
     item.frame_skipped = True
     if record is not None:
         item.wrapper_gb_id = item.wrapper_gb_id or record.wrapper_gb_id

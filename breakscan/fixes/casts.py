@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from .rewrite import Rewrite, apply_fix
 from .syntax import Refuse, Tree
 
 _METHODS = {"double": "float64", "float": "float32", "half": "float16", "bfloat16": "bfloat16"}
@@ -73,3 +74,8 @@ def drop_round_trip(t: Tree, line: int) -> tuple[str, cst.Module]:
     new = unwrapped if receiver is inner else receiver.deep_replace(inner, unwrapped)
     title = f"compute in {back}: drop the cast to {wide} and back ({t.snippet(outer)})"
     return title, t.module.deep_replace(outer, new)
+
+
+def propose_drop_round_trip(source: str, line: int, category: str, call: str | None) -> Rewrite:
+    """The ``drop_round_trip`` fix at ``line`` (fixes/source_fixes.py)."""
+    return apply_fix(source, line, "drop_round_trip", drop_round_trip)

@@ -19,6 +19,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 
+from .rewrite import Rewrite, apply_fix
 from .syntax import NotHere, Refuse, Tree, is_log_call
 
 GUARD = "not torch.compiler.is_compiling()"
@@ -157,3 +158,8 @@ def _refuse_draw_after(t: Tree, fn: cst.CSTNode, stmt: cst.CSTNode) -> None:
             raise Refuse(f"the seeding decides the random numbers drawn on line {t.line(node)} "
                          f"(`{t.module.code_for_node(node).strip().splitlines()[-1].strip()}`): guarded, compiled calls would "
                          "draw others; seed once outside forward instead")
+
+
+def propose_guard_side_effect(source: str, line: int, category: str, call: str | None) -> Rewrite:
+    """The ``guard_side_effect`` fix at ``line`` (fixes/source_fixes.py)."""
+    return apply_fix(source, line, "guard_side_effect", guard_side_effect)

@@ -33,6 +33,8 @@ from pathlib import Path
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
+from ..rules.bs006_unsupported_call import RULE as UNSUPPORTED_CALL
+from ..rules.catalogue import FIXES
 from .rewrite import Rewrite, _apply
 from .syntax import NotHere, Refuse, Tree
 
@@ -116,13 +118,13 @@ def _top_defs(path: Path) -> dict[str, str]:
 # -- the rewrite ----------------------------------------------------------------------------------
 
 def propose_escape(source: str, line: int, installed: dict[str, bool] | None = None,
-                   backend: str = "inductor", category: str = "unsupported_call",
+                   backend: str = "inductor", category: str = UNSUPPORTED_CALL.category,
                    namespace: str = "user_escape", training: bool = False) -> Rewrite:
     """Decorate the helper of this file that ``line`` calls (or lies in) with the escape hatch
     the installed torch offers for ``backend`` (``training``: gradients flow through it, which
     a generated custom_op cannot carry); never raises."""
     have = available_hatches() if installed is None else installed
-    title = "run the helper as one opaque op (escape hatch)"
+    title = FIXES["escape_hatch"].title
 
     def handler(t: Tree, at: int) -> tuple[str, cst.Module]:
         helper = _helper_at(t, at)
@@ -130,7 +132,7 @@ def propose_escape(source: str, line: int, installed: dict[str, bool] | None = N
         hatch, fake_of = _choose(helper, have, backend, training)
         return _decorate(t, helper, hatch, fake_of, namespace)
 
-    return _apply(source, line, title, category, handler)
+    return _apply(source, line, title, "escape_hatch", handler)
 
 
 def _module_functions(t: Tree) -> dict[str, cst.FunctionDef]:
@@ -391,3 +393,7 @@ def _decorate(t: Tree, helper: cst.FunctionDef, hatch: str, like: str | None,
     shape = f", fake: torch.empty_like({like})" if like else ""
     return (f"run `{name}` as one opaque op: @{DECORATOR[hatch]}{shape}",
             t.replace({id(helper): new}))
+
+
+def propose_escape_hatch(source: str, line: int, category: str, call: str | None) -> Rewrite:
+    return propose_escape(source, line, None, category=category)  # the installed torch's hatches

@@ -15,6 +15,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
+from .rewrite import Rewrite, apply_fix
 from .syntax import NotHere, Refuse, Tree, is_log_call
 
 _ALTERNATIVE = ("run a fixed trip count and mask the steps after the condition holds "
@@ -87,3 +88,8 @@ def while_to_while_loop(t: Tree, line: int) -> tuple[str, cst.Module]:
                                f"_cond_{at}, _body_{at}, {pack})\n")
     return (f"the tensor `while` as torch._higher_order_ops.while_loop carrying {names}",
             t.replace({id(loop): [cond, body, call]}))
+
+
+def propose_while_loop(source: str, line: int, category: str, call: str | None) -> Rewrite:
+    """The ``while_loop`` fix at ``line`` (fixes/source_fixes.py)."""
+    return apply_fix(source, line, "while_loop", while_to_while_loop)

@@ -19,13 +19,15 @@ from ..files import read_source
 from ..frames import display_path
 from ..model.result import ScanResult
 from ..model.verdicts import CANDIDATE, Fix, FixMetrics
-from ..rules.catalogue import FIXES, Chain, fixes_for, library_switches, rule_for_fix, rule_id
+from ..rules.bs012_tensor_constant import RULE as TENSOR_CONSTANT
+from ..rules.bs015_rng import RULE as RNG
+from ..rules.catalogue import (FIXES, Chain, fixes_for, library_switches, rule_for, rule_for_fix,
+                               rule_id)
+from ..rules.recompiles import SHAPE_BRANCH
 from ..sources import source_tree, target_file
 from .judge import TRAINING_SEMANTICS, metrics
 from .settings import dynamo_config, hinted_settings
 
-# The rewriter's category for a break category (an .item() inside a print is a print to guard).
-_REWRITE_AS = {"item": "print"}
 # Source fixes tried only when no other source fix rewrote the break's line, refused quietly.
 _FALLBACKS = frozenset({"disable_region"})
 
@@ -58,7 +60,7 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
     for brk in result.breaks:
         category = brk.root_category
         _plan_settings(plans, seen, brk, before, in_force)
-        if category == "tensor_constant":
+        if category == TENSOR_CONSTANT.category:
             _plan_constants(plans, brk, own_file, before)
             continue
         if brk.owner == "user":
@@ -84,7 +86,7 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
             not result.compile_settings.get("dynamic"):  # not what the scan showed useless
         setting = FIXES["dynamic"].setting
         plans.append(FixPlan(Fix(rule=FIXES["dynamic"].rule, fix_id="dynamic", kind="setting",
-                                 title=f"compile with {setting}", category="shape_branch",
+                                 title=f"compile with {setting}", category=SHAPE_BRANCH.category,
                                  setting=setting, before=before), {}, dynamic=True))
     return plans
 
@@ -104,7 +106,7 @@ def _plan_user_sources(plans: list[FixPlan], seen: set, brk: Any, own_file: Path
             continue
         _plan_source(plans, seen, spec.id, category, brk.file, brk.line, None, own_file,
                      before, only_matched=spec.rule is None)
-    if category == "rng":  # torch 2.14 breaks where the number is used: rewrite its draw
+    if category == RNG.category:  # torch 2.14 breaks where the number is used: rewrite its draw
         for draw, _ in random_draws_used(brk.file, brk.line, getattr(brk, "code", "")):
             _plan_source(plans, seen, "torch_rng", category, brk.file, draw, None, own_file,
                          before, only_matched=True)
@@ -223,27 +225,6 @@ def _callee_after(brk: Any) -> str | None:
     return None
 
 
-def rewrite_for(fix_id: str, category: str, source: str, line: int, call: str | None) -> Any:
-    """The source rewrite behind a source fix id (also used again by ``--write``)."""
-    from .rewrite import FIX_HANDLERS, propose_disable, propose_rewrite, propose_tolist_loop
-
-    if fix_id in FIX_HANDLERS:
-        return propose_rewrite(source, line, fix_id)
-    if fix_id == "escape_hatch":
-        from .escape import propose_escape
-
-        return propose_escape(source, line, None, category=category)
-    if fix_id == "disable_call":
-        return propose_disable(source, line, call or "")
-    if fix_id == "tolist_loop":
-        return propose_tolist_loop(source, line)
-    if fix_id == "constant_source":
-        from .rewrite import propose_constants
-
-        return propose_constants(source, [int(n) for n in (call or str(line)).split(",")])
-    return propose_rewrite(source, line, _REWRITE_AS.get(category, category))
-
-
 def _plan_source(plans: list[FixPlan], seen: set, fix_id: str, category: str, file: str,
                  line: int, call: str | None, target_file: Path | None, before: FixMetrics,
                  quiet: bool = False, only_matched: bool = False) -> None:
@@ -255,7 +236,7 @@ def _plan_source(plans: list[FixPlan], seen: set, fix_id: str, category: str, fi
     rule = rule_for_fix(fix_id, category)
     fix = Fix(rule=rule, fix_id=fix_id, kind="source", title=fix_id, category=category,
               file=file, line=line, before=before, call=call)
-    drop = quiet or category in _REWRITE_AS
+    drop = quiet or rule_for(category).setting_is_the_fix
     sources = source_tree(target_file) if target_file is not None else None
     tree = sources.tree if sources is not None else None
     # A lone file's copy holds its folder's .py files, not subfolders: a file down there
@@ -277,8 +258,9 @@ def _plan_source(plans: list[FixPlan], seen: set, fix_id: str, category: str, fi
         return
     fix.source_sha256 = hashlib.sha256(original).hexdigest()
     from .rewrite import unified_diff
+    from .source_fixes import propose_rewrite
 
-    rewrite = rewrite_for(fix_id, category, source, line, call)
+    rewrite = propose_rewrite(source, line, fix_id, category=category, call=call)
     fix.title = rewrite.title
     if rewrite.new_source is None:
         if not drop and (rewrite.matched or not only_matched):  # an .item() whose value is used, not only logged: the setting is the fix
@@ -300,9 +282,9 @@ def _plan_constants(plans: list[FixPlan], brk: Any, target_file: Path | None,
     for const in brk.constants:
         spec.setdefault(const.cls, []).append(const.attr)
     patch = constant_patch(brk)
-    plans.append(FixPlan(Fix(rule="BS012", fix_id="python_constants", kind="constants",
+    plans.append(FixPlan(Fix(rule=TENSOR_CONSTANT.id, fix_id="python_constants", kind="constants",
                              title="the constants as Python values on the built model",
-                             category="tensor_constant", setting=patch, file=brk.file,
+                             category=TENSOR_CONSTANT.category, setting=patch, file=brk.file,
                              line=brk.line, before=before), {}, constants=spec))
     by_file: dict[str, list[int]] = {}
     for const in brk.constants:
@@ -316,8 +298,9 @@ def _plan_constants(plans: list[FixPlan], brk: Any, target_file: Path | None,
 
         source, original = read_source(file)
         rewrite = propose_constants(source, sorted(set(lines)))
-        fix = Fix(rule="BS012", fix_id="constant_source", kind="source", title=rewrite.title,
-                  category="tensor_constant", file=file, line=min(lines), before=before,
+        fix = Fix(rule=TENSOR_CONSTANT.id, fix_id="constant_source", kind="source",
+                  title=rewrite.title, category=TENSOR_CONSTANT.category, file=file,
+                  line=min(lines), before=before,
                   call=",".join(map(str, sorted(set(lines)))),
                   source_sha256=hashlib.sha256(original).hexdigest())
         if rewrite.new_source is None:
@@ -337,7 +320,7 @@ def unfixed(result: ScanResult, fixes: list[Fix]) -> list[str]:
         if any((f.file, f.line) in places for f in fixes) or _switched(brk, fixes):
             continue
         category = brk.root_category
-        if category in ("other", "unsupported_call", "explicit_break", "tolist_numpy"):
+        if rule_for(category).no_automatic_fix:
             why = (f"breakscan has no automatic fix for this {category.replace('_', ' ')} break "
                    "and Dynamo's hints name no setting; follow the advice above")
         elif brk.owner != "user":

@@ -20,6 +20,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
+from .rewrite import Rewrite, apply_fix
 from .syntax import NotHere, Refuse, Tree
 
 _REGIONS = (cst.For, cst.While, cst.With, cst.Try)
@@ -114,3 +115,8 @@ def disable_region(t: Tree, line: int) -> tuple[str, cst.Module]:
             cst.Try: "try block"}[type(region)]
     return (f"run the {kind} at line {t.line(region)} eagerly: moved into "
             f"@torch.compiler.disable {name}()", module.with_changes(body=new_body))
+
+
+def propose_disable_region(source: str, line: int, category: str, call: str | None) -> Rewrite:
+    """The ``disable_region`` fix at ``line`` (fixes/source_fixes.py)."""
+    return apply_fix(source, line, "disable_region", disable_region)

@@ -5,20 +5,14 @@ blank lines, odd spacing) survives exactly. A rewrite is only a *proposal*: the 
 by running the rewritten model (same outputs, fewer breaks). This module only refuses what is
 known to be wrong or unsafe and says why in one line.
 
-Rewrites (see DYNAMO_NOTES.md, "Seed patterns"; both verified on torch 2.13):
-
-* ``print``: wrap a standalone print/logging statement in
-  ``if not torch.compiler.is_compiling():`` (Dynamo folds the test to False, so nothing breaks;
-  eager runs still print).
-* ``data_dependent_branch``: turn a tensor ``if`` whose branches only assign names or return
-  into ``torch.where(cond, a, b)`` (``where.py``).
-
-Also ``copy.deepcopy(t)`` -> ``t.clone()``, constants created as Python values instead of
-tensors, and at the user's call into a library: ``torch.compiler.disable`` around the call, or a
-loop over ``.tolist()``. One small module per newer rewrite, dispatched by fix id
-(:data:`FIX_HANDLERS`): ``effects.py`` (guard a side effect), ``region.py`` (a loop/with/try run
-eagerly), ``torch_ops.py`` (drop ``graph_break()``, sort and draw with torch), ``loops.py``
-(``while_loop``). The tree and the refusal are in ``syntax.py``.
+Here: the ``Rewrite`` every source fix returns and ``_apply`` that makes one (parse, handler,
+``import torch`` when needed, compile check, one-line refusal), the unified diff, and the
+rewrites too small for a module of their own: ``print_guard`` (a standalone print/logging
+statement wrapped in ``if not torch.compiler.is_compiling():``; Dynamo folds the test to False,
+eager runs still print), ``clone`` (``copy.deepcopy(t)`` -> ``t.clone()``), ``constant_source``
+(constants created as Python values), and at the user's call into a library ``disable_call``
+(``torch.compiler.disable`` around the call) and ``tolist_loop``. Every source fix is reached
+by its fix id through ``source_fixes.py``; the tree and the refusal are in ``syntax.py``.
 """
 
 from __future__ import annotations
@@ -30,56 +24,20 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 
-from .casts import drop_round_trip
-from .effects import guard_side_effect
-from .loops import while_to_while_loop
-from .region import disable_region
+from ..rules.catalogue import FIXES
 from .syntax import NotHere, Refuse, Tree, is_log_call
-from .torch_ops import remove_graph_break, sorted_stack, torch_rng
-from .where import branch_to_where
 
 GUARD = "not torch.compiler.is_compiling()"
-_TITLES = {
-    "print": "guard the print/logging call with torch.compiler.is_compiling()",
-    "data_dependent_branch": "replace the tensor `if` with torch.where",
-    "tensor_deepcopy": "replace copy.deepcopy(tensor) with tensor.clone()",
-    "dtype_cast": "drop a dtype round trip: cast to a dtype and back in one expression",
-    "guard_side_effect": "run a side effect only eagerly: guard it with "
-                         "torch.compiler.is_compiling()",
-    "disable_region": "run the loop/with/try around the break eagerly "
-                      "(@torch.compiler.disable helper)",
-    "remove_graph_break": "remove the torch._dynamo.graph_break() call",
-    "sorted_stack": "sort tensors with torch instead of Python's sorted",
-    "torch_rng": "draw the random number from torch's generator",
-    "while_loop": "the tensor `while` as torch._higher_order_ops.while_loop",
-}
-# The rewrites named by their fix id (rules.FIXES), tried on several families' breaks.
-FIX_HANDLERS = {"guard_side_effect": guard_side_effect, "disable_region": disable_region,
-                "remove_graph_break": remove_graph_break, "sorted_stack": sorted_stack,
-                "torch_rng": torch_rng, "while_loop": while_to_while_loop}
 
 
 @dataclass
 class Rewrite:
-    category: str  # the break category it fixes
+    fix_id: str  # the source fix it is (the catalogue's id)
     line: int  # the line it was asked for
     title: str  # one line: what it does
     new_source: str | None  # the whole rewritten file, or None when refused
     refused: str | None  # why no rewrite is offered (one line), or None
     matched: bool = True  # False: the rewrite's pattern is not on the line at all
-
-
-def propose_rewrite(source: str, line: int, category: str) -> Rewrite:
-    """Rewrite the statement at ``line`` to remove a ``category`` break (or with the rewrite
-    of a fix id of :data:`FIX_HANDLERS`); never raises."""
-    title = _TITLES.get(category, f"no source rewrite for {category}")
-    handler = {"print": _guard_print, "data_dependent_branch": branch_to_where,
-               "tensor_deepcopy": _deepcopy_to_clone, "dtype_cast": drop_round_trip,
-               **FIX_HANDLERS}.get(category)
-    if handler is None:
-        return Rewrite(category, line, title, None,
-                       f"no source rewrite for {category}; see the settings fixes")
-    return _apply(source, line, title, category, handler)
 
 
 def unified_diff(old: str, new: str, path: str) -> str:
@@ -188,7 +146,7 @@ def _python_value(expr: cst.BaseExpression) -> cst.BaseExpression | None:
 def propose_constants(source: str, lines: list[int]) -> Rewrite:
     """Each attribute created on ``lines`` as ``torch.tensor(E)`` (maybe in ``nn.Buffer``, or
     through ``register_buffer``) is created as the Python value ``E`` instead."""
-    title = "keep the constants as Python values: " + ", ".join(f"line {n}" for n in lines)
+    title = FIXES["constant_source"].title.format(lines=", ".join(f"line {n}" for n in lines))
 
     def handler(t: Tree, at: int) -> tuple[str, cst.Module]:
         edits: dict[int, list[cst.BaseStatement]] = {}
@@ -213,13 +171,13 @@ def propose_constants(source: str, lines: list[int]) -> Rewrite:
             if value is None:
                 raise Refuse(f"line {number} does not create the attribute from "
                              "torch.tensor(...)")
-            new = cst.SimpleStatementLine(
+            new = cst.SimpleStatementLine(  # its comments, above and after, kept
                 body=[cst.Assign(targets=[cst.AssignTarget(target)], value=value)],
-                leading_lines=stmt.leading_lines)
+                leading_lines=stmt.leading_lines, trailing_whitespace=stmt.trailing_whitespace)
             edits[id(stmt)] = [new]
         return title, t.replace(edits)
 
-    return _apply(source, lines[0] if lines else 0, title, "tensor_constant", handler,
+    return _apply(source, lines[0] if lines else 0, title, "constant_source", handler,
                   needs_torch=False)
 
 
@@ -231,7 +189,7 @@ def propose_disable(source: str, line: int, callee: str) -> Rewrite:
     For a break inside library code the user cannot edit: the library call then runs eagerly as
     one explicit break, instead of breaking (or skipping frames) inside it. Never raises.
     """
-    title = f"run `{callee}(...)` eagerly: wrap it in torch.compiler.disable"
+    title = FIXES["disable_call"].title.format(call=callee)
 
     def handler(t: Tree, at: int) -> tuple[str, cst.Module]:
         calls = [n for n in t.pos if isinstance(n, cst.Call) and t.covers(n, at)
@@ -246,14 +204,14 @@ def propose_disable(source: str, line: int, callee: str) -> Rewrite:
     return _apply(source, line, title, "disable_call", handler)
 
 
-def propose_tolist_loop(source: str, line: int) -> Rewrite:
+def _tolist_loop(source: str, line: int) -> Rewrite:
     """``for t in <tensor>:`` -> ``for t in <tensor>.tolist():`` for the loop around ``line``.
 
     Iterating over a tensor hands each step a 0-d tensor; a library that indexes, compares or
     does arithmetic with it in Python then breaks. Python numbers do not. Offered only when the
     loop variable is used on ``line`` (the call into the library); verified like any fix.
     """
-    title = "iterate over Python numbers: `.tolist()` on the tensor the loop walks"
+    title = FIXES["tolist_loop"].title
 
     def handler(t: Tree, at: int) -> tuple[str, cst.Module]:
         loops = [n for n in t.pos if isinstance(n, cst.For) and t.covers(n, at)
@@ -293,21 +251,49 @@ def _callee_name(func: cst.BaseExpression) -> str:
     return ""
 
 
-def _apply(source: str, line: int, title: str, category: str, handler,
+def apply_fix(source: str, line: int, fix_id: str, handler, needs_torch: bool = True) -> Rewrite:
+    """The source fix ``fix_id`` made by ``handler`` at ``line`` (its title: the catalogue's,
+    until the handler names what it did)."""
+    return _apply(source, line, FIXES[fix_id].title, fix_id, handler, needs_torch)
+
+
+def _apply(source: str, line: int, title: str, fix_id: str, handler,
            needs_torch: bool = True) -> Rewrite:
     try:
         tree = Tree(source)
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return Rewrite(category, line, title, None, f"source is not valid Python: {first}")
+        return Rewrite(fix_id, line, title, None, f"source is not valid Python: {first}")
     try:
         title, new_module = handler(tree, line)
         new_source = (_with_torch_import(new_module) if needs_torch else new_module).code
         compile(new_source, "<rewrite>", "exec", dont_inherit=True)
     except Refuse as exc:
-        return Rewrite(category, line, title, None, str(exc),
+        return Rewrite(fix_id, line, title, None, str(exc),
                        matched=not isinstance(exc, NotHere))
     except Exception as exc:  # a bug here must not take the scan down
-        return Rewrite(category, line, title, None,
+        return Rewrite(fix_id, line, title, None,
                        f"rewrite failed: {type(exc).__name__}: {exc}".splitlines()[0])
-    return Rewrite(category, line, title, new_source, None)
+    return Rewrite(fix_id, line, title, new_source, None)
+
+
+# -- the proposers of the fixes above, by fix id (fixes/source_fixes.py) ----------------------
+
+def propose_print_guard(source: str, line: int, category: str, call: str | None) -> Rewrite:
+    return apply_fix(source, line, "print_guard", _guard_print)
+
+
+def propose_clone(source: str, line: int, category: str, call: str | None) -> Rewrite:
+    return apply_fix(source, line, "clone", _deepcopy_to_clone)
+
+
+def propose_constant_source(source: str, line: int, category: str, call: str | None) -> Rewrite:
+    return propose_constants(source, [int(n) for n in (call or str(line)).split(",")])
+
+
+def propose_disable_call(source: str, line: int, category: str, call: str | None) -> Rewrite:
+    return propose_disable(source, line, call or "")
+
+
+def propose_tolist_loop(source: str, line: int, category: str, call: str | None) -> Rewrite:
+    return _tolist_loop(source, line)

@@ -21,6 +21,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 
+from .rewrite import Rewrite, apply_fix
 from .syntax import NotHere, Refuse, Tree
 
 _GRAPH_BREAK = frozenset({"torch._dynamo.graph_break", "_dynamo.graph_break", "graph_break",
@@ -177,3 +178,18 @@ def torch_rng(t: Tree, line: int) -> tuple[str, cst.Module]:
         new = "torch.rand(())" if "uniform" in template else "torch.randn(())"
     return (f"draw from torch's generator: `{t.snippet(call)}` -> `{new}` (another random "
             "stream)", t.module.deep_replace(call, cst.parse_expression(new)))
+
+
+# -- the proposers of these fixes, by fix id (fixes/source_fixes.py) ----------------------------
+
+def propose_remove_graph_break(source: str, line: int, category: str,
+                               call: str | None) -> Rewrite:
+    return apply_fix(source, line, "remove_graph_break", remove_graph_break)
+
+
+def propose_sorted_stack(source: str, line: int, category: str, call: str | None) -> Rewrite:
+    return apply_fix(source, line, "sorted_stack", sorted_stack)
+
+
+def propose_torch_rng(source: str, line: int, category: str, call: str | None) -> Rewrite:
+    return apply_fix(source, line, "torch_rng", torch_rng)

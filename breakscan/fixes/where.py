@@ -13,6 +13,7 @@ import re
 import libcst as cst
 import libcst.matchers as m
 
+from .rewrite import Rewrite, apply_fix
 from .syntax import Refuse, Tree, is_log_call
 
 _TO_PYTHON = {"item", "tolist", "numpy"}
@@ -233,3 +234,8 @@ def _check_order(true, false) -> None:
         if _reads(a) & earlier or _reads(other[name]) & (earlier | before_in_false):
             raise Refuse("a branch value reads a name assigned earlier in the branch; "
                          "rewrite by hand")
+
+
+def propose_torch_where(source: str, line: int, category: str, call: str | None) -> Rewrite:
+    """The ``torch_where`` fix at ``line`` (fixes/source_fixes.py)."""
+    return apply_fix(source, line, "torch_where", branch_to_where)

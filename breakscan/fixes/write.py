@@ -16,7 +16,7 @@ from ..files import (SourceNotRestored, carry_line_ends, content_hash, line_ends
                      write_source)
 from ..frames import display_path
 from ..model.verdicts import Fix
-from .plan import rewrite_for
+from .source_fixes import propose_rewrite
 
 
 def write_fixes(fixes: list[Fix]) -> list[str]:
@@ -62,7 +62,8 @@ def _write_file(path: Path, file_fixes: list[Fix]) -> Path | None:
         raise UsageError(f"cannot read {name}: {exc}") from None
     ends = line_ends(original)
     for fix in sorted(file_fixes, key=lambda f: f.line or 0, reverse=True):
-        rewrite = rewrite_for(fix.fix_id, fix.category, source, fix.line or 0, fix.call)
+        rewrite = propose_rewrite(source, fix.line or 0, fix.fix_id, category=fix.category,
+                                   call=fix.call)
         if rewrite.new_source is not None:
             ends = carry_line_ends(source, rewrite.new_source, ends)
             source = rewrite.new_source

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 
 from ..model.records import StaticFinding
+from ..rules.bs001_item import RULE as ITEM
 from ..rules.catalogue import rule_id
 from .calls import Job, callee, first_jobs
 from .checks import (ASSERT_CHECKS, BRANCH_CHECKS, BREAK_CATEGORIES, CALL_CHECKS, CALLEE_CHECKS,
@@ -154,7 +155,7 @@ class Walker(ast.NodeVisitor):
         self._run(LOOP_CHECKS, node, node.iter)
         self.blocks -= 1
         it, scope = node.iter, self.scope
-        if (node.lineno, "item") in self.found:  # sizes from a tensor: reported at the loop
+        if (node.lineno, ITEM.category) in self.found:  # sizes from a tensor: reported at the loop
             scope.bind(node.target, False)
         elif isinstance(it, ast.Call) and scope.qual(it.func) == "enumerate" and it.args \
                 and isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2:

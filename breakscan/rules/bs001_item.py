@@ -12,18 +12,20 @@ from .checks import (CALL_CHECKS, LOOP_CHECKS, METHOD_CHECKS, SUBSCRIPT_CHECKS, 
                      tensor_method, text_of)
 from .model import FixSpec, Match, Rule
 
-RULE = Rule("BS001", "item", "tensor-item", "Tensor converted to a Python number",
-            why="`.item()` (also `float(t)`, `int(t)`) needs the value on the host: a device sync, "
-                "and Dynamo ends the graph there and resumes in a new one, so nothing fuses across "
-                "it and Python runs between the two graphs.",
-            suggestion="Keep the value as a 0-d tensor (e.g. `s = y.sum()` and use `s` in tensor "
-                       "math), or return it and call .item() outside the compiled region.",
-            before="h = self.fc(x)\nself.last_mean = h.mean().item()\nreturn h",
-            after="h = self.fc(x)\nreturn h, h.mean()  # log mean.item() after the call",
-            fixes=("capture_scalar_outputs",),
-            matches=(Match("GB0124"),  # Tensor.item(), float(t), int(t)
-                     Match("GB0033")),  # data-dependent operator (aten._local_scalar_dense…)
-            type_pattern=r"\.item\(\)|capture_scalar_outputs")
+RULE = Rule(
+    "BS001", "item", "tensor-item", "Tensor converted to a Python number",
+    why="`.item()` (also `float(t)`, `int(t)`) needs the value on the host: a device sync, "
+        "and Dynamo ends the graph there and resumes in a new one, so nothing fuses across "
+        "it and Python runs between the two graphs.",
+    suggestion="Keep the value as a 0-d tensor (e.g. `s = y.sum()` and use `s` in tensor "
+               "math), or return it and call .item() outside the compiled region.",
+    before="h = self.fc(x)\nself.last_mean = h.mean().item()\nreturn h",
+    after="h = self.fc(x)\nreturn h, h.mean()  # log mean.item() after the call",
+    fixes=("capture_scalar_outputs",),
+    matches=(Match("GB0124"),  # Tensor.item(), float(t), int(t)
+             Match("GB0033")),  # data-dependent operator (aten._local_scalar_dense…)
+    type_pattern=r"\.item\(\)|capture_scalar_outputs",
+    needs_host_value=True, constant_can_cause=True, setting_is_the_fix=True)
 
 FIXES: tuple[FixSpec, ...] = (
     FixSpec("capture_scalar_outputs", "setting", "BS001",

@@ -9,25 +9,29 @@ import ast
 from .checks import ASSERT_CHECKS, BRANCH_CHECKS, Scope, register
 from .model import FixSpec, Match, Rule
 
-RULE = Rule("BS002", "data_dependent_branch", "tensor-branch",
-            "Python control flow on a tensor value",
-            why="`if` (or `while`, `and`/`or`, `assert`) on a tensor value needs the value on the "
-                "host to pick a side: a sync and a graph break; each side is compiled lazily as its "
-                "own resume function, only when taken.",
-            suggestion="Make it branchless: `torch.where(cond, a, b)` when both branches are "
-                       "tensors, `torch.cond(pred, true_fn, false_fn, operands)` for real control "
-                       "flow, or always apply the transform (clamp, nan_to_num) instead of testing "
-                       "for it.",
-            before="if h.sum() > 0:\n    h = h * 2\nelse:\n    h = h - 1",
-            after="h = torch.where(h.sum() > 0, h * 2, h - 1)  # both sides computed, no branch",
-            fixes=("torch_where",),
-            matches=(Match("GB0170"),  # if/while on a tensor
-                     Match("GB0035"),  # non-constant __bool__
-                     Match("GB0034")),  # data-dependent assert
-            type_pattern=r"[Dd]ata-dependent branching|generic_jump")
+RULE = Rule(
+    "BS002", "data_dependent_branch", "tensor-branch",
+    "Python control flow on a tensor value",
+    why="`if` (or `while`, `and`/`or`, `assert`) on a tensor value needs the value on the "
+        "host to pick a side: a sync and a graph break; each side is compiled lazily as its "
+        "own resume function, only when taken.",
+    suggestion="Make it branchless: `torch.where(cond, a, b)` when both branches are "
+               "tensors, `torch.cond(pred, true_fn, false_fn, operands)` for real control "
+               "flow, or always apply the transform (clamp, nan_to_num) instead of testing "
+               "for it.",
+    before="if h.sum() > 0:\n    h = h * 2\nelse:\n    h = h - 1",
+    after="h = torch.where(h.sum() > 0, h * 2, h - 1)  # both sides computed, no branch",
+    fixes=("torch_where",),
+    matches=(Match("GB0170"),  # if/while on a tensor
+             Match("GB0035"),  # non-constant __bool__
+             Match("GB0034")),  # data-dependent assert
+    type_pattern=r"[Dd]ata-dependent branching|generic_jump",
+    constant_can_cause=True)
 
 FIXES: tuple[FixSpec, ...] = (
-    FixSpec("torch_where", "source", "BS002"),
+    FixSpec("torch_where", "source", "BS002",
+            title="replace the tensor `if` with torch.where",
+            rewrite="where"),
 )
 
 

@@ -9,27 +9,30 @@ import ast
 from .checks import CALL_CHECKS, Scope, register, text_of
 from .model import FixSpec, Match, Rule
 
-RULE = Rule("BS003", "print", "print-in-forward", "print or logging call inside the compiled region",
-            why="Dynamo cannot put I/O in a graph: the graph ends before the call and resumes after "
-                "it, and printing a tensor also syncs to fetch its values.",
-            suggestion="Guard it with `if not torch.compiler.is_compiling(): ...`, move it out of "
-                       "forward, or add the function to "
-                       "`torch._dynamo.config.ignore_logging_functions`.",
-            before='h = self.fc(x)\nprint("norm", h.norm())\nreturn h',
-            after='h = self.fc(x)\nif not torch.compiler.is_compiling():\n'
-                  '    print("norm", h.norm())  # eager runs only\nreturn h',
-            fixes=("print_guard",),
-            matches=(Match("GB0059", r"builtin operator `print`"),
-                     Match("GB0291"),  # logging.Logger methods
-                     # logging.getLogger(__name__).info(...) written inline
-                     Match("GB6215", r"LoggingLoggerVariable"),
-                     Match("GB0007", r"`[\w.]*(print|logging|warn)\b")),
-            type_pattern=r"\bprint\b|logging",
-            ids="GB0296 GB0569")
+RULE = Rule(
+    "BS003", "print", "print-in-forward", "print or logging call inside the compiled region",
+    why="Dynamo cannot put I/O in a graph: the graph ends before the call and resumes after "
+        "it, and printing a tensor also syncs to fetch its values.",
+    suggestion="Guard it with `if not torch.compiler.is_compiling(): ...`, move it out of "
+               "forward, or add the function to "
+               "`torch._dynamo.config.ignore_logging_functions`.",
+    before='h = self.fc(x)\nprint("norm", h.norm())\nreturn h',
+    after='h = self.fc(x)\nif not torch.compiler.is_compiling():\n'
+          '    print("norm", h.norm())  # eager runs only\nreturn h',
+    fixes=("print_guard",),
+    matches=(Match("GB0059", r"builtin operator `print`"),
+             Match("GB0291"),  # logging.Logger methods
+             # logging.getLogger(__name__).info(...) written inline
+             Match("GB6215", r"LoggingLoggerVariable"),
+             Match("GB0007", r"`[\w.]*(print|logging|warn)\b")),
+    type_pattern=r"\bprint\b|logging",
+    ids="GB0296 GB0569")
 
 FIXES: tuple[FixSpec, ...] = (
     # An .item() whose value is only printed or logged: guard the print.
-    FixSpec("print_guard", "source", "BS003", also_for=("item",)),
+    FixSpec("print_guard", "source", "BS003", also_for=("item",),
+            title="guard the print/logging call with torch.compiler.is_compiling()",
+            rewrite="rewrite"),
 )
 
 

@@ -9,19 +9,21 @@ import ast
 from .checks import METHOD_CHECKS, SUBSCRIPT_CHECKS, Scope, call_arg, method_on_tensor, register
 from .model import FixSpec, Match, Rule
 
-RULE = Rule("BS005", "dynamic_shape_op", "data-dependent-shape",
-            "Operator whose output shape depends on the data",
-            why="`nonzero`, boolean masks (`x[x > 0]`), `unique`… have a size known only after "
-                "running: by default Dynamo breaks before them.",
-            suggestion="Use a static-shape formulation (`torch.where(mask, x, 0)` instead of "
-                       "`x[mask]`, masked sums instead of nonzero).",
-            before="picked = h[h > 0]\nreturn picked.sum()",
-            after="return torch.where(h > 0, h, 0).sum()  # same value, static shape",
-            fixes=("capture_dynamic_output_shape_ops",),
-            matches=(Match("GB0036"),  # nonzero, boolean mask, unique…
-                     Match("GB0037"),
-                     Match("GB0246")),  # one_hot with data-dependent shape
-            type_pattern=r"[Dd]ynamic shape operator|nonzero")
+RULE = Rule(
+    "BS005", "dynamic_shape_op", "data-dependent-shape",
+    "Operator whose output shape depends on the data",
+    why="`nonzero`, boolean masks (`x[x > 0]`), `unique`… have a size known only after "
+        "running: by default Dynamo breaks before them.",
+    suggestion="Use a static-shape formulation (`torch.where(mask, x, 0)` instead of "
+               "`x[mask]`, masked sums instead of nonzero).",
+    before="picked = h[h > 0]\nreturn picked.sum()",
+    after="return torch.where(h > 0, h, 0).sum()  # same value, static shape",
+    fixes=("capture_dynamic_output_shape_ops",),
+    matches=(Match("GB0036"),  # nonzero, boolean mask, unique…
+             Match("GB0037"),
+             Match("GB0246")),  # one_hot with data-dependent shape
+    type_pattern=r"[Dd]ynamic shape operator|nonzero",
+    constant_can_cause=True)
 
 FIXES: tuple[FixSpec, ...] = (
     FixSpec("capture_dynamic_output_shape_ops", "setting", "BS005",

@@ -9,25 +9,27 @@ import ast
 from .checks import CALL_CHECKS, NP_RANDOM_DRAWS, Scope, register, text_of
 from .model import Match, Rule
 
-RULE = Rule("BS006", "unsupported_call", "untraceable-call", "Call Dynamo cannot trace",
-            why="`time`, `threading`, C extensions and other skipped functions run in Python: the "
-                "graph ends before the call. A call before any tensor op is invisible to "
-                "`torch._dynamo.explain` (no prefix graph), breakscan still reports it.",
-            suggestion="If no tensor computation uses its result, guard it with `if not "
-                       "torch.compiler.is_compiling():` or move it out of forward; otherwise use a "
-                       "torch equivalent, wrap it (`torch.library.custom_op`, "
-                       "`torch._dynamo.nonstrict_trace`, `torch.compiler.allow_in_graph`), or move "
-                       "just that call into a small helper decorated with "
-                       "`torch.compiler.disable` so the rest of forward still compiles.",
-            before="t0 = time.perf_counter()\ny = self.fc(x)",
-            after="if not torch.compiler.is_compiling():\n    t0 = time.perf_counter()  # eager only"
-                  "\ny = self.fc(x)",
-            matches=(Match("GB0007"),  # function marked as skipped (random, time, C ext)
-                     *(Match(i) for i in ("GB0008", "GB0009", "GB0059", "GB0147", "GB0148",
-                                          "GB0156"))),
-            type_pattern=r"marked as skipped|Unsupported function call",
-            ids="GB0005 GB0022 GB0060 GB0069 GB0146 GB0150 GB0151 GB0177 GB0187 GB0208 GB0213 "
-                "GB0230 GB0270 GB0359 GB6025 GB6270 GB7489 GB9198")
+RULE = Rule(
+    "BS006", "unsupported_call", "untraceable-call", "Call Dynamo cannot trace",
+    why="`time`, `threading`, C extensions and other skipped functions run in Python: the "
+        "graph ends before the call. A call before any tensor op is invisible to "
+        "`torch._dynamo.explain` (no prefix graph), breakscan still reports it.",
+    suggestion="If no tensor computation uses its result, guard it with `if not "
+               "torch.compiler.is_compiling():` or move it out of forward; otherwise use a "
+               "torch equivalent, wrap it (`torch.library.custom_op`, "
+               "`torch._dynamo.nonstrict_trace`, `torch.compiler.allow_in_graph`), or move "
+               "just that call into a small helper decorated with "
+               "`torch.compiler.disable` so the rest of forward still compiles.",
+    before="t0 = time.perf_counter()\ny = self.fc(x)",
+    after="if not torch.compiler.is_compiling():\n    t0 = time.perf_counter()  # eager only"
+          "\ny = self.fc(x)",
+    matches=(Match("GB0007"),  # function marked as skipped (random, time, C ext)
+             *(Match(i) for i in ("GB0008", "GB0009", "GB0059", "GB0147", "GB0148",
+                                  "GB0156"))),
+    type_pattern=r"marked as skipped|Unsupported function call",
+    ids="GB0005 GB0022 GB0060 GB0069 GB0146 GB0150 GB0151 GB0177 GB0187 GB0208 GB0213 "
+        "GB0230 GB0270 GB0359 GB6025 GB6270 GB7489 GB9198",
+    no_automatic_fix=True)
 
 
 @register(CALL_CHECKS, RULE)

@@ -9,15 +9,17 @@ import ast
 from .checks import CALL_CHECKS, Scope, register
 from .model import Match, Rule
 
-RULE = Rule("BS007", "explicit_break", "explicit-break", "Explicit graph break",
-            why="`torch._dynamo.graph_break()` (or a `torch.compiler.disable`d function) splits the "
-                "graph on purpose; left in by accident it costs a resume function and lost fusion.",
-            suggestion="Remove the `torch._dynamo.graph_break()` call unless the split is intended.",
-            before="h = self.fc1(x)\ntorch._dynamo.graph_break()\nreturn self.fc2(h)",
-            after="h = self.fc1(x)\nreturn self.fc2(h)",
-            matches=(Match("GB0025"),),  # torch._dynamo.graph_break()
-            type_pattern=r"graph_break\(\)",
-            ids="GB0030 GB0269 GB0275 GB0284 GB4636")
+RULE = Rule(
+    "BS007", "explicit_break", "explicit-break", "Explicit graph break",
+    why="`torch._dynamo.graph_break()` (or a `torch.compiler.disable`d function) splits the "
+        "graph on purpose; left in by accident it costs a resume function and lost fusion.",
+    suggestion="Remove the `torch._dynamo.graph_break()` call unless the split is intended.",
+    before="h = self.fc1(x)\ntorch._dynamo.graph_break()\nreturn self.fc2(h)",
+    after="h = self.fc1(x)\nreturn self.fc2(h)",
+    matches=(Match("GB0025"),),  # torch._dynamo.graph_break()
+    type_pattern=r"graph_break\(\)",
+    ids="GB0030 GB0269 GB0275 GB0284 GB4636",
+    no_automatic_fix=True)
 
 
 @register(CALL_CHECKS, RULE)

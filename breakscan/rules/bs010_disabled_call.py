@@ -9,20 +9,21 @@ import ast
 from .checks import CALLEE_CHECKS, Scope, register, text_of
 from .model import Match, Rule
 
-RULE = Rule("BS010", "disabled_call", "disabled-function", "Call into a `torch.compiler.disable`d "
-            "function",
-            why="A function decorated with `torch.compiler.disable` (or `torch._dynamo.disable`) "
-                "runs eagerly by design: the graph ends before the call and resumes after it.",
-            suggestion="It runs eagerly by design: narrow the decorator to the part that cannot be "
-                       "traced, or remove it.",
-            before="@torch.compiler.disable\ndef scale(h):\n    return h * 2\n\n"
-                   "h = scale(self.fc(x))",
-            after="def scale(h):  # traceable: no decorator needed\n    return h * 2\n\n"
-                  "h = scale(self.fc(x))",
-            matches=(Match("GB0098"),  # calling a torch.compiler.disable'd function
-                     Match("GB0099")),  # inlining one
-            ids="GB0376 GB0377",  # torch 2.14: calling torch.compiler.disable() itself in forward
-            type_pattern=r"torch\.compiler\.disable")
+RULE = Rule(
+    "BS010", "disabled_call", "disabled-function", "Call into a `torch.compiler.disable`d "
+    "function",
+    why="A function decorated with `torch.compiler.disable` (or `torch._dynamo.disable`) "
+        "runs eagerly by design: the graph ends before the call and resumes after it.",
+    suggestion="It runs eagerly by design: narrow the decorator to the part that cannot be "
+               "traced, or remove it.",
+    before="@torch.compiler.disable\ndef scale(h):\n    return h * 2\n\n"
+           "h = scale(self.fc(x))",
+    after="def scale(h):  # traceable: no decorator needed\n    return h * 2\n\n"
+          "h = scale(self.fc(x))",
+    matches=(Match("GB0098"),  # calling a torch.compiler.disable'd function
+             Match("GB0099")),  # inlining one
+    ids="GB0376 GB0377",  # torch 2.14: calling torch.compiler.disable() itself in forward
+    type_pattern=r"torch\.compiler\.disable")
 
 
 _DISABLE = frozenset({"torch.compiler.disable", "torch._dynamo.disable"})

@@ -9,19 +9,20 @@ import ast
 from .checks import METHOD_CHECKS, Scope, register
 from .model import Rule
 
-RULE = Rule("BS013", "data_dependent_value", "data-dependent-value",
-            'A tensor used where Python needs a plain value',
-            why='A tensor used as a sort key, list index, `torch.Size` index or `index()` must be a '
-                'Python constant at trace time.',
-            suggestion='Do the operation with tensor ops (stack then sort/gather), or index with '
-                       'Python ints.',
-            before='s = sorted([x[0].sum(), x[1].sum()])',
-            after='s = torch.stack([x[0].sum(), x[1].sum()]).sort().values',
-            advice_by_id=(("GB0207", '`sorted()` over tensors needs their values in Python: stack them and sort with '
-                                  'tensor ops (`torch.stack(xs).sort().values`; `argsort` to reorder other '
-                                  'tensors by them).'),),
-            ids=('GB0038 GB0070 GB0207 GB0218 GB7596 '
-                 'GB5687'))
+RULE = Rule(
+    "BS013", "data_dependent_value", "data-dependent-value",
+    'A tensor used where Python needs a plain value',
+    why='A tensor used as a sort key, list index, `torch.Size` index or `index()` must be a '
+        'Python constant at trace time.',
+    suggestion='Do the operation with tensor ops (stack then sort/gather), or index with '
+               'Python ints.',
+    before='s = sorted([x[0].sum(), x[1].sum()])',
+    after='s = torch.stack([x[0].sum(), x[1].sum()]).sort().values',
+    advice_by_id=(("GB0207", '`sorted()` over tensors needs their values in Python: stack them and sort with '
+                          'tensor ops (`torch.stack(xs).sort().values`; `argsort` to reorder other '
+                          'tensors by them).'),),
+    ids=('GB0038 GB0070 GB0207 GB0218 GB7596 '
+         'GB5687'))
 
 
 _REDUCTIONS = frozenset({"sum", "mean", "norm", "max", "min", "amax", "amin", "prod", "std",

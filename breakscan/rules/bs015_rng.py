@@ -9,41 +9,43 @@ import ast
 from .checks import CALL_CHECKS, METHOD_CHECKS, NP_RANDOM_DRAWS, Scope, call_arg, register, text_of
 from .model import Match, Rule
 
-RULE = Rule("BS015", "rng", "random-state",
-            'Random-number state Dynamo cannot trace',
-            why='Explicit `torch.Generator` objects, `torch.manual_seed`, `Tensor.random_`, '
-                '`random.Random(...)` and NumPy/Python RNG calls that return numbers keep RNG state '
-                'outside the graph.',
-            suggestion="Draw random numbers with torch's global RNG ops in forward (`torch.rand`, "
-                       '`torch.randn_like`, `torch.randint`) and seed outside forward.',
-            before='s = np.random.rand()\nreturn y * s',
-            after='s = torch.rand(())\nreturn y * s',
-            code_matches=(Match("GB0033", r"\b(np|numpy)\.random\.|\brandom\.\w+\("),
-                          Match("GB0055", r"\bgenerator\s*=")),
-            matches=(Match("GB0007", r"module: (_?random|numpy\.random)\b|qualname: [\w.]*"
-                                     r"(manual_seed|\bseed|Generator|Random\.\w+)\b"),
-                     Match("GB0363", r"Generator")),
-            # torch 2.14: `jitter = random.random()` traced, the break where it meets a tensor
-            chain_matches=(Match("GB0213", r"^random_value: "),),
-            advice_by_id=(("GB0033", 'A NumPy or `random` draw that returns a Python number breaks the graph: draw '
-                                  "it with torch's RNG in forward (`torch.rand(())` for `np.random.rand()`, "
-                                  '`torch.randn(n)` for `np.random.randn(n)`), a 0-d tensor that stays in the '
-                                  'graph.'),
-                          ("GB0007", 'Seeding or drawing through a function Dynamo skips (`torch.manual_seed`, '
-                                  '`random.random`): seed once outside forward, before the compiled call, and '
-                                  "draw with torch's RNG ops (`torch.rand`, `torch.randn_like`) in forward."),
-                          ("GB0363", "A `torch.Generator` made in forward is an opaque object: use torch's global "
-                                  'RNG (`torch.rand(...)` without `generator=`), seeded outside forward, or '
-                                  'create the generator once outside and pass it in.'),
-                          ("GB0055", '`generator=` hands Dynamo an object it cannot put in a graph: draw from '
-                                  "torch's global RNG (drop `generator=`), seeded outside forward."),
-                          ("GB0213", 'A Python random number (`random.random()`, `np.random.rand()`) '
-                                  'used with a tensor: torch 2.14 traces the draw, then cannot combine it with '
-                                  "the tensor and skips the function; draw it with torch's RNG "
-                                  '(`torch.rand(())`), a 0-d tensor that stays in the graph.'),
-                          ("GB0110", '`Tensor.uniform_(from=...)`: pass the bounds positionally (`t.uniform_(-0.1, '
-                                  '0.1)`); Dynamo cannot trace the `from` keyword.')),
-            ids=('GB0107 GB0110 GB0297 GB0298 GB7650'))
+RULE = Rule(
+    "BS015", "rng", "random-state",
+    'Random-number state Dynamo cannot trace',
+    why='Explicit `torch.Generator` objects, `torch.manual_seed`, `Tensor.random_`, '
+        '`random.Random(...)` and NumPy/Python RNG calls that return numbers keep RNG state '
+        'outside the graph.',
+    suggestion="Draw random numbers with torch's global RNG ops in forward (`torch.rand`, "
+               '`torch.randn_like`, `torch.randint`) and seed outside forward.',
+    before='s = np.random.rand()\nreturn y * s',
+    after='s = torch.rand(())\nreturn y * s',
+    code_matches=(Match("GB0033", r"\b(np|numpy)\.random\.|\brandom\.\w+\("),
+                  Match("GB0055", r"\bgenerator\s*=")),
+    matches=(Match("GB0007", r"module: (_?random|numpy\.random)\b|qualname: [\w.]*"
+                             r"(manual_seed|\bseed|Generator|Random\.\w+)\b"),
+             Match("GB0363", r"Generator")),
+    # torch 2.14: `jitter = random.random()` traced, the break where it meets a tensor
+    chain_matches=(Match("GB0213", r"^random_value: "),),
+    advice_by_id=(("GB0033", 'A NumPy or `random` draw that returns a Python number breaks the graph: draw '
+                          "it with torch's RNG in forward (`torch.rand(())` for `np.random.rand()`, "
+                          '`torch.randn(n)` for `np.random.randn(n)`), a 0-d tensor that stays in the '
+                          'graph.'),
+                  ("GB0007", 'Seeding or drawing through a function Dynamo skips (`torch.manual_seed`, '
+                          '`random.random`): seed once outside forward, before the compiled call, and '
+                          "draw with torch's RNG ops (`torch.rand`, `torch.randn_like`) in forward."),
+                  ("GB0363", "A `torch.Generator` made in forward is an opaque object: use torch's global "
+                          'RNG (`torch.rand(...)` without `generator=`), seeded outside forward, or '
+                          'create the generator once outside and pass it in.'),
+                  ("GB0055", '`generator=` hands Dynamo an object it cannot put in a graph: draw from '
+                          "torch's global RNG (drop `generator=`), seeded outside forward."),
+                  ("GB0213", 'A Python random number (`random.random()`, `np.random.rand()`) '
+                          'used with a tensor: torch 2.14 traces the draw, then cannot combine it with '
+                          "the tensor and skips the function; draw it with torch's RNG "
+                          '(`torch.rand(())`), a 0-d tensor that stays in the graph.'),
+                  ("GB0110", '`Tensor.uniform_(from=...)`: pass the bounds positionally (`t.uniform_(-0.1, '
+                          '0.1)`); Dynamo cannot trace the `from` keyword.')),
+    ids=('GB0107 GB0110 GB0297 GB0298 GB7650'),
+    makes_object=True)
 
 
 _RANDOM_TRACED = frozenset({"randint", "randrange", "uniform"})  # Dynamo replays these: no break

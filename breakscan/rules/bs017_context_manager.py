@@ -9,23 +9,24 @@ import ast
 from .checks import SKIPS_FRAME, WITH_CHECKS, Scope, register, text_of
 from .model import Match, Rule
 
-RULE = Rule("BS017", "context_manager", "context-manager",
-            'Unsupported context manager',
-            why='Dynamo does not know how to enter this `with` object (a `threading.Lock`, a custom '
-                'C-level manager, a profiler object escaping), and a break inside it skips the '
-                'function.',
-            suggestion='Hold the lock (or other manager) in the caller around the model call, or use '
-                       'a supported manager (`torch.no_grad`, `torch.autocast`).',
-            before='with LOCK:\n    y = y + 1',
-            after='y = y + 1  # caller: with LOCK: out = model(x)',
-            code_matches=(Match("GB0007", r"^\s*(async\s+)?with\b"),),
-            advice_by_id=(("GB0142", 'Dynamo cannot enter this `with` object (a `threading.Lock`, a custom manager): '
-                                  'take the lock (or enter the manager) in the caller around the model call; '
-                                  'inside forward keep only managers Dynamo knows (`torch.no_grad`, '
-                                  '`torch.autocast`).'),),
-            ids=('GB0066 GB0142 GB0209 GB0212 GB0221 GB0262 GB0263 GB0274 GB0279 GB0370 '
-                 'GB2533 '
-                 'GB2473 GB4996'))
+RULE = Rule(
+    "BS017", "context_manager", "context-manager",
+    'Unsupported context manager',
+    why='Dynamo does not know how to enter this `with` object (a `threading.Lock`, a custom '
+        'C-level manager, a profiler object escaping), and a break inside it skips the '
+        'function.',
+    suggestion='Hold the lock (or other manager) in the caller around the model call, or use '
+               'a supported manager (`torch.no_grad`, `torch.autocast`).',
+    before='with LOCK:\n    y = y + 1',
+    after='y = y + 1  # caller: with LOCK: out = model(x)',
+    code_matches=(Match("GB0007", r"^\s*(async\s+)?with\b"),),
+    advice_by_id=(("GB0142", 'Dynamo cannot enter this `with` object (a `threading.Lock`, a custom manager): '
+                          'take the lock (or enter the manager) in the caller around the model call; '
+                          'inside forward keep only managers Dynamo knows (`torch.no_grad`, '
+                          '`torch.autocast`).'),),
+    ids=('GB0066 GB0142 GB0209 GB0212 GB0221 GB0262 GB0263 GB0274 GB0279 GB0370 '
+         'GB2533 '
+         'GB2473 GB4996'))
 
 
 @register(WITH_CHECKS, RULE)

@@ -9,21 +9,22 @@ import ast
 from .checks import METHOD_CHECKS, Scope, register, text_of
 from .model import Match, Rule
 
-RULE = Rule("BS020", "hook", "hook-in-forward",
-            'Hook registered or run in the compiled region',
-            why='A tensor/module hook registered in forward whose body has a side effect (appending, '
-                'logging), or a backward hook that needs compiled autograd.',
-            suggestion='Register hooks outside forward (in `__init__` or the training loop) and keep '
-                       'hook bodies pure; backward hooks on modules need compiled autograd.',
-            before='y.register_hook(lambda g: GRADS.append(g.norm()))',
-            after='# outside the compiled model:\nout.register_hook(lambda g: GRADS.append(g.norm()))',
-            # a hook registered in forward: Dynamo breaks in the hook or in torch's hook handle
-            chain_matches=tuple(Match(gb, r"\.register_\w*hook\(") for gb in ("GB0067", "GB0467")),
-            advice_by_id=(("GB0067", 'The hook registered here has a side effect (it appends, logs or mutates Python '
-                                  'state), which Dynamo cannot replay when the hook runs in backward: register '
-                                  "the hook outside forward (on the model's output, in the training loop), or "
-                                  'make its body a pure tensor function (`lambda g: g * 0.5`).'),),
-            ids=('GB0013 GB0029 GB0083 GB0100 GB0101 GB0165 GB0166 GB7444'))
+RULE = Rule(
+    "BS020", "hook", "hook-in-forward",
+    'Hook registered or run in the compiled region',
+    why='A tensor/module hook registered in forward whose body has a side effect (appending, '
+        'logging), or a backward hook that needs compiled autograd.',
+    suggestion='Register hooks outside forward (in `__init__` or the training loop) and keep '
+               'hook bodies pure; backward hooks on modules need compiled autograd.',
+    before='y.register_hook(lambda g: GRADS.append(g.norm()))',
+    after='# outside the compiled model:\nout.register_hook(lambda g: GRADS.append(g.norm()))',
+    # a hook registered in forward: Dynamo breaks in the hook or in torch's hook handle
+    chain_matches=tuple(Match(gb, r"\.register_\w*hook\(") for gb in ("GB0067", "GB0467")),
+    advice_by_id=(("GB0067", 'The hook registered here has a side effect (it appends, logs or mutates Python '
+                          'state), which Dynamo cannot replay when the hook runs in backward: register '
+                          "the hook outside forward (on the model's output, in the training loop), or "
+                          'make its body a pure tensor function (`lambda g: g * 0.5`).'),),
+    ids=('GB0013 GB0029 GB0083 GB0100 GB0101 GB0165 GB0166 GB7444'))
 
 
 _MODULE_HOOKS = frozenset({"register_forward_hook", "register_forward_pre_hook"})

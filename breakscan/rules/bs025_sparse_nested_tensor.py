@@ -9,17 +9,18 @@ import ast
 from .checks import METHOD_CHECKS, Scope, register, text_of
 from .model import Match, Rule
 
-RULE = Rule("BS025", "sparse_nested_tensor", "sparse-or-nested",
-            'Sparse or strided nested tensor',
-            why='torch.compile does not support sparse tensors or strided NestedTensors inside the '
-                'graph (creating them included).',
-            suggestion='Create sparse tensors outside the compiled region and pass dense ones in (or '
-                       '`.to_dense()` before the call); use jagged NestedTensors '
-                       '(`layout=torch.jagged`).',
-            before='s = y.to_sparse()\nreturn torch.sparse.mm(s, w)',
-            after='return y @ w  # dense inside the compiled region',
-            matches=(Match("GB0007", r"qualname: [\w.]*sparse"),),
-            ids=('GB0015 GB0016 GB0044 GB0129 GB0130 GB0233 GB0245 GB0277 GB0374 GB1501'))
+RULE = Rule(
+    "BS025", "sparse_nested_tensor", "sparse-or-nested",
+    'Sparse or strided nested tensor',
+    why='torch.compile does not support sparse tensors or strided NestedTensors inside the '
+        'graph (creating them included).',
+    suggestion='Create sparse tensors outside the compiled region and pass dense ones in (or '
+               '`.to_dense()` before the call); use jagged NestedTensors '
+               '(`layout=torch.jagged`).',
+    before='s = y.to_sparse()\nreturn torch.sparse.mm(s, w)',
+    after='return y @ w  # dense inside the compiled region',
+    matches=(Match("GB0007", r"qualname: [\w.]*sparse"),),
+    ids=('GB0015 GB0016 GB0044 GB0129 GB0130 GB0233 GB0245 GB0277 GB0374 GB1501'))
 
 
 _SPARSE_MAKERS = frozenset({"sparse_coo_tensor", "sparse_csr_tensor", "sparse_csc_tensor",

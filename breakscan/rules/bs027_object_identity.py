@@ -10,20 +10,21 @@ from .checks import (COMPARE_CHECKS, SKIPS_FRAME, SUBSCRIPT_CHECKS, Scope, metho
                      register, text_of)
 from .model import Rule
 
-RULE = Rule("BS027", "object_identity", "object-identity",
-            'Object identity, hash or data pointer used as a value',
-            why='`id(x)`, `hash(obj)`, weakrefs, `data_ptr()` comparisons and sets of tensors depend '
-                'on runtime objects Dynamo cannot know at trace time.',
-            suggestion='Key caches by something stable (a name, a module attribute, a shape tuple); '
-                       'compare tensors with `is`; keep identity caches outside forward.',
-            before='if y.data_ptr() == w.data_ptr():\n    y = y.clone()',
-            after='if y is w:\n    y = y.clone()',
-            advice_by_id=(("GB5976", '`data_ptr()` is a run-time address Dynamo cannot know while tracing: compare '
-                                  'the tensors themselves (`if y is w:`), or decide once outside forward.'),
-                          ("GB4501", '`id(x)` is a run-time address: key caches by something stable (a name, a '
-                                  'module attribute, a shape tuple), or keep the cache outside forward.')),
-            ids=('GB0027 GB0141 GB0176 GB0191 GB0222 GB0272 GB0276 GB0283 GB0364 GB0365 '
-                 'GB0366 GB0367 GB0682 GB0871 GB2861 GB4501 GB4608 GB4749 GB5976 GB9316'))
+RULE = Rule(
+    "BS027", "object_identity", "object-identity",
+    'Object identity, hash or data pointer used as a value',
+    why='`id(x)`, `hash(obj)`, weakrefs, `data_ptr()` comparisons and sets of tensors depend '
+        'on runtime objects Dynamo cannot know at trace time.',
+    suggestion='Key caches by something stable (a name, a module attribute, a shape tuple); '
+               'compare tensors with `is`; keep identity caches outside forward.',
+    before='if y.data_ptr() == w.data_ptr():\n    y = y.clone()',
+    after='if y is w:\n    y = y.clone()',
+    advice_by_id=(("GB5976", '`data_ptr()` is a run-time address Dynamo cannot know while tracing: compare '
+                          'the tensors themselves (`if y is w:`), or decide once outside forward.'),
+                  ("GB4501", '`id(x)` is a run-time address: key caches by something stable (a name, a '
+                          'module attribute, a shape tuple), or keep the cache outside forward.')),
+    ids=('GB0027 GB0141 GB0176 GB0191 GB0222 GB0272 GB0276 GB0283 GB0364 GB0365 '
+         'GB0366 GB0367 GB0682 GB0871 GB2861 GB4501 GB4608 GB4749 GB5976 GB9316'))
 
 
 def _id_of_computed(w: Scope, node: ast.AST) -> bool:

@@ -49,6 +49,19 @@ class Rule:
     # Advice for one registry id of the family (or one it narrows to this family), naming that
     # cause and its change; the family's ``suggestion`` covers the others.
     advice_by_id: tuple[tuple[str, str], ...] = ()
+    # What the analysis and --fix do with the family, declared here (read where named):
+    needs_host_value: bool = False  # the break needs a value on the host: a loop over a tensor's
+    # rows whose variables it uses becomes its root cause (analysis/loops.py)
+    constant_can_cause: bool = False  # a module's tensor constant can be the value it tests
+    # (analysis/origins.py merges such breaks per class)
+    makes_object: bool = False  # its break creates the object a later line breaks on: fixing it
+    # fixes both (analysis/ranking.py)
+    smallest_region: bool = False  # no rewrite is known: the advice ends with the smallest
+    # region to run eagerly (analysis/advice.py)
+    setting_is_the_fix: bool = False  # its own setting is its fix: a source fix tried on it
+    # that does not apply says nothing (an `.item()` whose value is used; fixes/plan.py)
+    no_automatic_fix: bool = False  # --fix has no fix of its own for it: when no setting
+    # applies, the report says so and points to the advice (fixes/plan.py)
 
     def advice_for(self, gb_id: str | None) -> str:
         """The advice for a break of this family with registry id ``gb_id``."""
@@ -84,3 +97,8 @@ class FixSpec:
     # and when it is offered: a break's call chain passes where it acts.
     switch: dict[str, Any] | None = field(default=None, hash=False)
     applies: Callable[[Chain], bool] | None = None
+    # A source fix: what it does, one line (``{call}``: the call it wraps; ``{lines}``: the
+    # lines it changes), and the module of ``breakscan.fixes`` whose ``propose_<id>`` makes
+    # it (named, not imported: the fixes sit above the rules; fixes/source_fixes.py).
+    title: str = ""
+    rewrite: str = ""

@@ -8,35 +8,38 @@ import ast
 from .checks import BRANCH_CHECKS, LOOP_CHECKS, Scope, register
 from .model import FixSpec, Rule
 
-SHAPE_BRANCH = Rule("BS101", "shape_branch", "shape-branch", "Branch on a tensor's shape", kind="recompile",
-                    why="Not a break: Dynamo guards on the shape and compiles one graph per value it sees "
-                        "(automatic dynamic shapes help only after the first recompile); past "
-                        "`recompile_limit` (8) the frame silently runs eagerly.",
-                    suggestion="Compile with `dynamic=True` (or `torch._dynamo.mark_dynamic(x, dim)` when "
-                               "the branch does not depend on that dimension), or make the branch a tensor "
-                               "op on the shape.",
-                    before="if x.shape[0] > 8:\n    x = x * 0.5",
-                    after="model = torch.compile(model, dynamic=True)  # one graph for every batch size",
-                    fixes=("dynamic",))
+SHAPE_BRANCH = Rule(
+    "BS101", "shape_branch", "shape-branch", "Branch on a tensor's shape", kind="recompile",
+    why="Not a break: Dynamo guards on the shape and compiles one graph per value it sees "
+        "(automatic dynamic shapes help only after the first recompile); past "
+        "`recompile_limit` (8) the frame silently runs eagerly.",
+    suggestion="Compile with `dynamic=True` (or `torch._dynamo.mark_dynamic(x, dim)` when "
+               "the branch does not depend on that dimension), or make the branch a tensor "
+               "op on the shape.",
+    before="if x.shape[0] > 8:\n    x = x * 0.5",
+    after="model = torch.compile(model, dynamic=True)  # one graph for every batch size",
+    fixes=("dynamic",))
 
-GLOBAL_MUTATION = Rule("BS102", "global_mutation", "global-state", "Mutating global state in forward",
-                       kind="recompile",
-                       why="Not a break: `STATS['calls'] += 1` or `SEEN.append(...)` changes a guarded value, so "
-                           "every call recompiles; after 8 calls the frame falls back to eager for good.",
-                       suggestion="Keep counters and caches out of forward (in the caller), or in module "
-                                  "buffers updated with tensor ops.",
-                       before="CALLS['n'] += 1\nreturn self.fc(x)",
-                       after="return self.fc(x)  # count calls in the training loop")
+GLOBAL_MUTATION = Rule(
+    "BS102", "global_mutation", "global-state", "Mutating global state in forward",
+    kind="recompile",
+    why="Not a break: `STATS['calls'] += 1` or `SEEN.append(...)` changes a guarded value, so "
+        "every call recompiles; after 8 calls the frame falls back to eager for good.",
+    suggestion="Keep counters and caches out of forward (in the caller), or in module "
+               "buffers updated with tensor ops.",
+    before="CALLS['n'] += 1\nreturn self.fc(x)",
+    after="return self.fc(x)  # count calls in the training loop")
 
-SHAPE_LOOP = Rule("BS103", "shape_loop", "loop-over-shape", "Python loop over a tensor's size",
-                  kind="recompile",
-                  why="Not a break: Dynamo unrolls Python loops. A loop over a constant `range(5)` just "
-                      "makes a larger graph (more ops, longer compile); a loop over `range(x.shape[0])` "
-                      "is unrolled for that size and recompiles for every new size.",
-                  suggestion="Vectorise the loop body over the dimension (one op for the whole batch), or "
-                             "keep the trip count constant.",
-                  before="rows = [self.fc(x[i]) for i in range(x.shape[0])]\nreturn torch.stack(rows)",
-                  after="return self.fc(x)  # one op for the whole batch")
+SHAPE_LOOP = Rule(
+    "BS103", "shape_loop", "loop-over-shape", "Python loop over a tensor's size",
+    kind="recompile",
+    why="Not a break: Dynamo unrolls Python loops. A loop over a constant `range(5)` just "
+        "makes a larger graph (more ops, longer compile); a loop over `range(x.shape[0])` "
+        "is unrolled for that size and recompiles for every new size.",
+    suggestion="Vectorise the loop body over the dimension (one op for the whole batch), or "
+               "keep the trip count constant.",
+    before="rows = [self.fc(x[i]) for i in range(x.shape[0])]\nreturn torch.stack(rows)",
+    after="return self.fc(x)  # one op for the whole batch")
 
 RULES: tuple[Rule, ...] = (SHAPE_BRANCH, GLOBAL_MUTATION, SHAPE_LOOP)
 

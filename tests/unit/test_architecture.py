@@ -304,3 +304,50 @@ def test_every_folder_is_a_package_the_wheel_ships():
     assert all((f / "__init__.py").exists() for f in folders), folders
     found = set(find_packages(str(ROOT), include=["breakscan*"]))
     assert found == {_module_name(f / "__init__.py") for f in folders}
+
+
+# Words that are a rule's category and also mean something else (a Tensor method, a builtin, a
+# kind of kernel, a Dynamo config attribute, an escape hatch, a fix id): where they may appear.
+NOT_A_CATEGORY = {
+    ("analysis/kernels.py", "fallback"): "a kernel's kind",
+    ("pipeline/kernels.py", "fallback"): "a kernel's kind",
+    ("dynamo/inductor.py", "fallback"): "a kernel's kind",
+    ("report/wording.py", "fallback"): "a kernel's kind",
+    ("dynamo/session.py", "recompile_limit"): "torch._dynamo.config's attribute",
+    ("pipeline/measure.py", "recompile_limit"): "torch._dynamo.config's attribute",
+    ("analysis/roots.py", "custom_op"): "the torch.library.custom_op decorator",
+    ("fixes/escape.py", "custom_op"): "an escape hatch",
+    ("fixes/escape.py", "escape_hatch"): "the fix id",
+    ("fixes/escape.py", "item"): "the Tensor method",
+    ("fixes/where.py", "item"): "the Tensor method",
+    ("lint/tensors.py", "item"): "the Tensor method",
+    ("fixes/escape.py", "print"): "the builtin",
+    ("fixes/syntax.py", "print"): "the builtin",
+    ("fixes/where.py", "print"): "the builtin",
+    ("lint/tensors.py", "print"): "the builtin",
+}
+
+
+def category_literals() -> set[tuple[str, str]]:
+    """(module, category) for every string constant outside rules/ that is a rule's category."""
+    from breakscan.rules.catalogue import CATALOGUE
+
+    categories = {r.category for r in CATALOGUE}
+    found = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = str(path.relative_to(PACKAGE))
+        if where.startswith("rules/"):
+            continue
+        found |= {(where, s) for s in _code_strings(ast.parse(path.read_text()))
+                  if s in categories}
+    return found
+
+
+def test_a_rule_is_keyed_by_its_category_only_in_its_own_module():
+    """Outside rules/, a rule is named by its object (``ITEM.category``, ``rule_for(c).flag``),
+    never by its category's text: renaming a category is one edit. The check can fail (a
+    literal category is found) and its exceptions are real (each still occurs)."""
+    found = category_literals()
+    assert ("fixes/where.py", "item") in found  # the walk sees the exceptions
+    assert found - set(NOT_A_CATEGORY) == set()
+    assert set(NOT_A_CATEGORY) - found == set(), "an exception no longer needed"

@@ -1,7 +1,7 @@
 """breakscan.fixes.rewrite against fixture pairs (TorchFix style), and fixes.write on the user's
 file (tests/scan/test_rewrite_scan.py runs the rewritten fixtures under real torch).
 
-tests/fixtures/rewrite/<case>.in.py marks the target line with ``# rewrite: <category>``; the
+tests/fixtures/rewrite/<case>.in.py marks the target line with ``# rewrite: <fix id>``; the
 rewrite must equal <case>.out.py byte for byte. <case>.refuse.py also carries
 ``# refuse: <part of the reason>``.
 """
@@ -17,7 +17,8 @@ import stat
 import pytest
 
 from breakscan.errors import UsageError
-from breakscan.fixes.rewrite import Rewrite, propose_rewrite, unified_diff
+from breakscan.fixes.rewrite import Rewrite, unified_diff
+from breakscan.fixes.source_fixes import propose_rewrite
 from breakscan.fixes.write import write_fixes
 from breakscan.model.verdicts import Fix
 
@@ -57,10 +58,10 @@ def target_span(source: str, line: int) -> tuple[int, int]:
 def test_fixture_pair(case):
     src = (HERE / f"{case}.in.py").read_text()
     expected = (HERE / f"{case}.out.py").read_text()
-    line, category = marker(src)
-    rw = propose_rewrite(src, line, category)
+    line, fix_id = marker(src)
+    rw = propose_rewrite(src, line, fix_id)
     assert rw.refused is None, rw.refused
-    assert (rw.category, rw.line) == (category, line)
+    assert (rw.fix_id, rw.line) == (fix_id, line)
     assert rw.title and "\n" not in rw.title
     assert rw.new_source == expected, unified_diff(expected, rw.new_source or "", case)
     compile(rw.new_source, f"{case}.out.py", "exec")
@@ -80,16 +81,16 @@ def test_fixture_pair(case):
 @pytest.mark.parametrize("case", REFUSALS)
 def test_fixture_refusal(case):
     src = (HERE / f"{case}.refuse.py").read_text()
-    line, category = marker(src)
+    line, fix_id = marker(src)
     want = re.search(r"# refuse: (.+)", src).group(1).strip()
-    rw = propose_rewrite(src, line, category)
+    rw = propose_rewrite(src, line, fix_id)
     assert rw.new_source is None
     assert rw.refused and want in rw.refused and "\n" not in rw.refused, rw.refused
 
 
 def test_unified_diff_labels():
     src = (HERE / "print_plain.in.py").read_text()
-    rw = propose_rewrite(src, marker(src)[0], "print")
+    rw = propose_rewrite(src, marker(src)[0], "print_guard")
     diff = unified_diff(src, rw.new_source, "models/net.py")
     assert diff.startswith("--- a/models/net.py\n+++ b/models/net.py\n")
     assert "+    if not torch.compiler.is_compiling():\n" in diff
@@ -97,7 +98,7 @@ def test_unified_diff_labels():
     assert unified_diff(src, src, "x.py") == ""
 
 
-DDB = "data_dependent_branch"
+DDB = "torch_where"  # the fix a data-dependent branch gets
 SMALL = "import torch\n\n\ndef f(x):\n    {stmt}\n    return x\n"
 
 
@@ -107,19 +108,19 @@ SMALL = "import torch\n\n\ndef f(x):\n    {stmt}\n    return x\n"
     ("logging.getLogger(__name__).info(x)", "logging.getLogger(__name__).info()"),
 ])
 def test_logging_calls_are_guarded(stmt, title):
-    rw = propose_rewrite(SMALL.format(stmt=stmt), 5, "print")
+    rw = propose_rewrite(SMALL.format(stmt=stmt), 5, "print_guard")
     assert rw.refused is None and title in rw.title
     assert f"    if not torch.compiler.is_compiling():\n        {stmt}\n" in rw.new_source
 
 
-@pytest.mark.parametrize("source, line, category, reason", [
-    ("def f(:\n", 1, "print", "not valid Python"),
-    ("x = 1\n\x00", 1, "print", "not valid Python"),
-    ("", 1, "print", "no statement"),
-    (SMALL.format(stmt="y = x + 1"), 5, "print", "no print or logging call"),
-    (SMALL.format(stmt="print(x); y = 1"), 5, "print", "shares its line"),
-    (SMALL.format(stmt="if x: print(x)"), 5, "print", "compound statement"),
-    (SMALL.format(stmt="y = x"), 99, "print", "no statement"),
+@pytest.mark.parametrize("source, line, fix_id, reason", [
+    ("def f(:\n", 1, "print_guard", "not valid Python"),
+    ("x = 1\n\x00", 1, "print_guard", "not valid Python"),
+    ("", 1, "print_guard", "no statement"),
+    (SMALL.format(stmt="y = x + 1"), 5, "print_guard", "no print or logging call"),
+    (SMALL.format(stmt="print(x); y = 1"), 5, "print_guard", "shares its line"),
+    (SMALL.format(stmt="if x: print(x)"), 5, "print_guard", "compound statement"),
+    (SMALL.format(stmt="y = x"), 99, "print_guard", "no statement"),
     (SMALL.format(stmt="y = x"), -3, DDB, "no `if`"),
     (SMALL.format(stmt="assert x.sum() > 0"), 5, DDB, "no `if`"),
     (SMALL.format(stmt="if x.sum() > 0 and x.max() < 1: x = -x"), 5, DDB,
@@ -140,23 +141,23 @@ def test_logging_calls_are_guarded(stmt, title):
     (SMALL.format(stmt="y = x"), 5, "item", "no source rewrite for item; see the settings fixes"),
     (SMALL.format(stmt="y = x"), 5, "frame_skipped", "no source rewrite for frame_skipped"),
 ])
-def test_refusals(source, line, category, reason):
-    rw = propose_rewrite(source, line, category)
+def test_refusals(source, line, fix_id, reason):
+    rw = propose_rewrite(source, line, fix_id)
     assert isinstance(rw, Rewrite) and rw.new_source is None
     assert rw.refused and reason in rw.refused and "\n" not in rw.refused, rw.refused
 
 
 def test_one_line_if_and_module_level():
     rw = propose_rewrite(SMALL.format(stmt="if x.sum() > 0: x = x * 2  # note"), 5,
-                         "data_dependent_branch")
+                         "torch_where")
     assert "    x = torch.where(x.sum() > 0, x * 2, x)  # note\n" in rw.new_source
-    rw = propose_rewrite("print('hi')\n", 1, "print")
+    rw = propose_rewrite("print('hi')\n", 1, "print_guard")
     assert rw.new_source == "import torch\nif not torch.compiler.is_compiling():\n    print('hi')\n"
 
 
 def test_never_raises_on_odd_input():
-    for args in [(None, 1, "print"), ("x = 1\n", "one", "data_dependent_branch"),
-                 (b"print(1)\n", 1, "print")]:
+    for args in [(None, 1, "print_guard"), ("x = 1\n", "one", "torch_where"),
+                 (b"print(1)\n", 1, "print_guard")]:
         rw = propose_rewrite(*args)
         assert isinstance(rw, Rewrite)
 

@@ -14,9 +14,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from breakscan.fixes.plan import _plan_settings, _plan_user_sources, plan_fixes, rewrite_for
+from breakscan.fixes.plan import _plan_settings, _plan_user_sources, plan_fixes
 from breakscan.fixes.gain import Change
-from breakscan.fixes.rewrite import FIX_HANDLERS, propose_rewrite, unified_diff
+from breakscan.fixes.rewrite import unified_diff
+from breakscan.fixes.source_fixes import propose_rewrite
 from breakscan.rules.catalogue import FIXES, fixes_for, rule_for_fix
 from breakscan.model.verdicts import FixMetrics
 
@@ -25,6 +26,9 @@ from conftest import FIXTURES
 HERE = FIXTURES / "rewrite" / "families"
 PAIRS = sorted(p.name[: -len(".in.py")] for p in HERE.glob("*.in.py"))
 REFUSALS = sorted(p.name[: -len(".refuse.py")] for p in HERE.glob("*.refuse.py"))
+# The source fixes of issue 34, whose fixtures live in families/.
+ISSUE_34_FIXES = {"guard_side_effect", "disable_region", "remove_graph_break", "sorted_stack",
+                  "torch_rng", "while_loop"}
 
 
 def marker(source: str) -> tuple[int, str]:
@@ -37,7 +41,7 @@ def marker(source: str) -> tuple[int, str]:
 def test_every_fix_has_pairs_and_refusals():
     used = {marker((HERE / f"{c}.in.py").read_text())[1] for c in PAIRS}
     refused = {marker((HERE / f"{c}.refuse.py").read_text())[1] for c in REFUSALS}
-    assert used == refused == set(FIX_HANDLERS)
+    assert used == refused == ISSUE_34_FIXES
 
 
 @pytest.mark.parametrize("case", PAIRS)
@@ -49,8 +53,8 @@ def test_fixture_pair(case):
     assert rw.refused is None, rw.refused
     assert rw.title and "\n" not in rw.title
     assert rw.new_source == expected, unified_diff(expected, rw.new_source or "", case)
-    # through the planner's dispatch too (the category does not matter for a fix id)
-    assert rewrite_for(fix_id, "other", src, line, None).new_source == expected
+    # with a break's category too (the category does not matter for these fix ids)
+    assert propose_rewrite(src, line, fix_id, category="other").new_source == expected
 
 
 @pytest.mark.parametrize("case", REFUSALS)
@@ -86,7 +90,7 @@ def test_the_new_fixes_are_registered_for_their_families():
         "torch_where", "while_loop"]
     for category in ("unsupported_call", "rng", "print", "side_effect", "object_identity"):
         assert "guard_side_effect" in [f.id for f in fixes_for(category, "source")], category
-    assert all(FIXES[i].kind == "source" for i in FIX_HANDLERS)
+    assert all(FIXES[i].kind == "source" for i in ISSUE_34_FIXES)
     assert rule_for_fix("remove_graph_break", "explicit_break") == "BS007"
     assert rule_for_fix("guard_side_effect", "unsupported_call") == "BS006"
 

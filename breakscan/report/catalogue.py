@@ -1,13 +1,15 @@
 """The rule catalogue as Markdown: docs/rules.md is this text, generated, never edited by hand.
 
 ``breakscan rules --markdown`` prints it; tests/unit/test_rules_doc.py fails when docs/rules.md
-and the catalogue differ, so adding a rule is one entry in ``rules.py`` / ``family_rules.py`` /
-``kernel_rules.py`` and a regenerated page (as in ruff's rule docs).
+and the catalogue differ, so adding a rule is its module in ``rules/`` and a regenerated page
+(as in ruff's rule docs). The page names each rule's module and each source fix's, so it is
+also the map of those modules (tests/unit/test_architecture.py reads it with
+docs/architecture.md).
 """
 
 from __future__ import annotations
 
-from ..rules.catalogue import CATALOGUE, fixes_for
+from ..rules.catalogue import CATALOGUE, FIXES, MODULE_OF, fixes_for
 from ..rules.model import Match, Rule
 
 HEADER = """# Rules
@@ -49,7 +51,8 @@ def _narrowed(rule: Rule) -> list[str]:
 def _rule_section(rule: Rule) -> list[str]:
     out = [f"## {rule.id} {rule.name}", "", f"**{rule.title}** — {KINDS[rule.kind]}"
            + (f", family `{rule.category}`" if rule.kind == "break" else
-              f", `{rule.category}`"), "", f"Why: {rule.why}", "", f"Advice: {rule.suggestion}"]
+              f", `{rule.category}`") + f"; defined in `{MODULE_OF[rule.id]}`", "",
+           f"Why: {rule.why}", "", f"Advice: {rule.suggestion}"]
     if rule.before:
         out += ["", "Before:", "", "```python", rule.before, "```", "", "After:", "",
                 "```python", rule.after, "```"]
@@ -60,7 +63,9 @@ def _rule_section(rule: Rule) -> list[str]:
             f"`{name} = {value!r}`" for name, value in rule.settings)]
     fixes = rule_fixes(rule)
     if fixes:
-        out += ["", "Fixes `--fix` can verify: " + ", ".join(f"`{f}`" for f in fixes)]
+        out += ["", "Fixes `--fix` can verify: " + ", ".join(
+            f"`{f}`" + (f" (`fixes/{FIXES[f].rewrite}.py`)" if f in FIXES and FIXES[f].rewrite
+                        else "") for f in fixes)]
     if rule.ids:
         out += ["", f"Registry ids ({len(rule.ids.split())}): " + ", ".join(rule.ids.split())]
     narrowed = _narrowed(rule)

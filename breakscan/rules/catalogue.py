@@ -36,6 +36,11 @@ def _rule_modules() -> tuple[ModuleType, ...]:
 
 
 RULE_MODULES = _rule_modules()
+# Where each rule is defined: ``rules/bs001_item.py`` (docs/rules.md names it).
+MODULE_OF: dict[str, str] = {
+    rule.id: module.__name__.replace("breakscan.", "").replace(".", "/") + ".py"
+    for module in RULE_MODULES
+    for rule in getattr(module, "RULES", (module.RULE,) if hasattr(module, "RULE") else ())}
 
 # The one registry of fixes, by fix id: the rules' own, then those tried across families.
 FIXES: dict[str, FixSpec] = {f.id: f for module in RULE_MODULES

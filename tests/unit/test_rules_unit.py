@@ -38,7 +38,8 @@ def test_one_registry_every_fix_and_lint_check_belongs_to_a_rule():
                                                           "escape_hatch"]  # also_for
     for category in lint_rules.CATEGORIES:
         assert category in RULES_BY_CATEGORY, category
-    assert lint_rules.BREAK_CATEGORIES == {"item", "data_dependent_branch", "print",
+    # at least these (a new family's check adds its own: nothing here to edit)
+    assert lint_rules.BREAK_CATEGORIES >= {"item", "data_dependent_branch", "print",
                                            "tolist_numpy", "unsupported_call", "explicit_break",
                                            "disabled_call", "tensor_deepcopy", "dynamic_shape_op",
                                            "rng", "data_dependent_value", "object_identity",

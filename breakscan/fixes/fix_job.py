@@ -76,7 +76,7 @@ def _load_rewritten(target: str, load_kwargs: dict[str, Any], file: str, new_sou
     return fixed
 
 
-def apply_switch(loaded: Any, switch: dict[str, Any]) -> None:
+def switch_target(loaded: Any, switch: dict[str, Any]) -> None:
     """Apply a library switch to a loaded target; UsageError when it does not apply."""
     import inspect
 
@@ -87,7 +87,7 @@ def apply_switch(loaded: Any, switch: dict[str, Any]) -> None:
         _pass_precomputed(loaded, switch["path"])
         return
     if "path" in switch:
-        from .switches import apply_switch as set_attribute
+        from .switches import set_switch as set_attribute
 
         if not set_attribute(model, switch["path"]):
             raise UsageError(f"not applicable: nothing on the built model has "
@@ -250,7 +250,7 @@ def _fixed_copy(target: str, load: dict[str, Any], fix: dict[str, Any], original
                                 tmp, removed)
     elif fix["kind"] == "switch":
         fixed = load_target(target, **load)  # a second copy, same seed: same weights
-        apply_switch(fixed, fix["switch"])
+        switch_target(fixed, fix["switch"])
     elif fix["kind"] == "constants":
         fixed = load_target(target, **load)
         if not apply_constants(fixed.model, fix["constants"]):

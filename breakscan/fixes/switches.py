@@ -9,7 +9,7 @@ diffusers scheduler breaks behind ``if self.begin_index is None:``, which its pu
 sites, every frame of its call chain, and the assignments that feed the names its test reads),
 :mod:`.guards` reads the tests that lead there; this module turns what they read into
 candidates — an attribute of ``self``/``self.config``, a public setter method, an environment
-variable — each verified like any fix in its own child (:func:`apply_switch`). The generic
+variable — each verified like any fix in its own child (:func:`set_switch`). The generic
 search complements the hand-written library switches of ``rules.FIXES`` (kind ``switch``).
 """
 
@@ -231,7 +231,7 @@ def _holds_tensor(value: Any) -> bool:
                for c in type(value).__mro__)
 
 
-def apply_switch(model: Any, request: dict[str, Any]) -> int:
+def set_switch(model: Any, request: dict[str, Any]) -> int:
     """Set the switch on the built model (the child's side); returns how many objects changed.
     An environment switch changes nothing here: the child sets it around the fixed model."""
     attr, value = request["attribute"], request["value"]

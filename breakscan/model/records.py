@@ -295,7 +295,7 @@ class CompileError:
 class StaticFinding:
     """A pattern that breaks (or recompiles), found by reading the source (``breakscan lint``)."""
 
-    rule: str  # rule id from the catalogue (breakscan/rules.py), e.g. "BS001"
+    rule: str  # rule id from the catalogue (breakscan/rules/), e.g. "BS001"
     category: str  # a break category, or a recompile cause (shape_branch, shape_loop)
     file: str
     line: int

@@ -51,7 +51,7 @@ RULE = Rule(
 _RANDOM_TRACED = frozenset({"randint", "randrange", "uniform"})  # Dynamo replays these: no break
 
 
-# (BS015 rng: Python's random module; the other random-state checks are in family_checks.py)
+# Python's random module (NumPy's draws and torch's generators are checked below).
 @register(CALL_CHECKS, RULE)
 def random_call(w: Scope, node: ast.Call) -> str | None:
     qual = w.qual(node.func)

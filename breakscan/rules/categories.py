@@ -1,7 +1,7 @@
 """Which family (rule) a Dynamo graph break falls under: its registry id, narrowed where needed.
 
-Every registry id belongs to one family (the rules' ``ids``, ``rules.py`` and
-``family_rules.py``). Where Dynamo uses one id for different causes it is narrowed first, in
+Every registry id belongs to one family (the rules' ``ids``, one module per rule in this
+folder). Where Dynamo uses one id for different causes it is narrowed first, in
 this order: by the break's *source line* (GB0033 "data dependent operator" is ``tolist_numpy``
 for a ``.tolist()``, ``rng`` for ``np.random``), by its *call chain* (GB0033 raised inside
 ``torch/_library/custom_ops.py`` is a custom op's fake), by its text "gb_type | explanation |
@@ -19,7 +19,7 @@ from .catalogue import CATALOGUE, Rule
 
 REGISTRY_URL = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{id}.html"
 
-# Every break category's title and advice live in the rule registry (rules.py).
+# Every break category's title and advice live in its rule's module (catalogue.CATALOGUE).
 CATEGORIES: dict[str, Rule] = {r.category: r for r in CATALOGUE if r.kind == "break"}
 # The id table: registry id -> family (a narrowed match does not own its id).
 FAMILY_OF: dict[str, str] = {gb: r.category for r in CATALOGUE for gb in r.ids.split()}

@@ -93,7 +93,7 @@ class FixSpec:
     setting: str = ""  # how users write a setting (or a library switch)
     config: tuple[tuple[str, Any], ...] = ()  # the Dynamo config values a setting sets
     also_for: tuple[str, ...] = ()  # other break categories it is tried on
-    # A library switch: what it changes on the loaded target (``fixes.fix_job.apply_switch``)
+    # A library switch: what it changes on the loaded target (``fixes.fix_job.switch_target``)
     # and when it is offered: a break's call chain passes where it acts.
     switch: dict[str, Any] | None = field(default=None, hash=False)
     applies: Callable[[Chain], bool] | None = None

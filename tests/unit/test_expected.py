@@ -1,5 +1,5 @@
 """The zoo's expected counts (``breakscan/expected.py``) and the shards' result files
-(``breakscan/shard_results.py``) on recorded results: every status, and hostile files refused
+(``breakscan/runs/results.py``) on recorded results: every status, and hostile files refused
 in one line."""
 
 from __future__ import annotations

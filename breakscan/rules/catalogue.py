@@ -36,11 +36,17 @@ def _rule_modules() -> tuple[ModuleType, ...]:
 
 
 RULE_MODULES = _rule_modules()
+
+
+def _rules_in(module: ModuleType) -> tuple[Rule, ...]:
+    """A family module's ``RULES``, a rule module's ``RULE``, or none (``fixes.py``)."""
+    return getattr(module, "RULES", (module.RULE,) if hasattr(module, "RULE") else ())
+
+
 # Where each rule is defined: ``rules/bs001_item.py`` (docs/rules.md names it).
 MODULE_OF: dict[str, str] = {
     rule.id: module.__name__.replace("breakscan.", "").replace(".", "/") + ".py"
-    for module in RULE_MODULES
-    for rule in getattr(module, "RULES", (module.RULE,) if hasattr(module, "RULE") else ())}
+    for module in RULE_MODULES for rule in _rules_in(module)}
 
 # The one registry of fixes, by fix id: the rules' own, then those tried across families.
 FIXES: dict[str, FixSpec] = {f.id: f for module in RULE_MODULES
@@ -48,8 +54,7 @@ FIXES: dict[str, FixSpec] = {f.id: f for module in RULE_MODULES
 
 # In id order: the break families (BS0xx), the recompile causes (BS1xx), the kernel rules (BS2xx).
 CATALOGUE: tuple[Rule, ...] = tuple(sorted(
-    (rule for module in RULE_MODULES for rule in
-     getattr(module, "RULES", (module.RULE,) if hasattr(module, "RULE") else ())),
+    (rule for module in RULE_MODULES for rule in _rules_in(module)),
     key=lambda r: r.id))
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in CATALOGUE}
 RULES_BY_CATEGORY: dict[str, Rule] = {r.category: r for r in CATALOGUE}

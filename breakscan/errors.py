@@ -174,10 +174,10 @@ def raised_by_breakscan(exc: BaseException, *, calling_model: bool = False) -> b
 
 
 @contextlib.contextmanager
-def running_model(what: str) -> Iterator[None]:
+def running_model(what: str, hint: str = "") -> Iterator[None]:
     """Around a stage's calls of the model: an exception the model's code raised leaves as a
-    one-line :class:`ModelError` (exit 3) naming its line; breakscan's own bug (see
-    :func:`raised_by_breakscan`) and Ctrl-C leave unchanged."""
+    one-line :class:`ModelError` (exit 3) naming its line, ``hint`` appended; breakscan's own
+    bug (see :func:`raised_by_breakscan`) and Ctrl-C leave unchanged."""
     try:
         yield
     except BreakscanError:
@@ -185,4 +185,4 @@ def running_model(what: str) -> Iterator[None]:
     except (Exception, SystemExit) as exc:
         if raised_by_breakscan(exc, calling_model=True):
             raise
-        raise as_model_error(exc, what) from exc
+        raise as_model_error(exc, what, hint) from exc

@@ -16,8 +16,8 @@ from typing import Any, Callable
 
 from ..model.jobs import FixRequest
 from ..model.result import FixedScan
-from ..model.verdicts import FixMetrics
 from ..options import ScanOptions, TimingOptions
+from ..rules.model import PathSetting, Switch
 from ..sources import source_tree, target_file
 from .gain import change, worth_timing
 from .judge import metrics
@@ -76,24 +76,25 @@ def _load_rewritten(target: str, load_kwargs: dict[str, Any], file: str, new_sou
     return fixed
 
 
-def switch_target(loaded: Any, switch: dict[str, Any]) -> None:
+def switch_target(loaded: Any, switch: Switch) -> None:
     """Apply a library switch to a loaded target; UsageError when it does not apply."""
     import inspect
 
     from ..errors import UsageError, describe
 
     model = loaded.model
-    if (switch.get("path") or {}).get("kind") == "input":
-        _pass_precomputed(loaded, switch["path"])
+    path = switch.path
+    if path is not None and path.kind == "input":
+        _pass_precomputed(loaded, path)
         return
-    if "path" in switch:
-        from .switches import set_switch as set_attribute
+    if path is not None:
+        from .switches import set_switch
 
-        if not set_attribute(model, switch["path"]):
+        if not set_switch(model, path):
             raise UsageError(f"not applicable: nothing on the built model has "
-                             f"{switch['path']['attribute']} to change")
-    if "call" in switch:
-        name, value = switch["call"]
+                             f"{path.attribute} to change")
+    if switch.call is not None:
+        name, value = switch.call
         setter = getattr(model, name, None)
         if setter is None:
             raise UsageError(f"not applicable: {type(model).__name__} has no {name}()")
@@ -105,20 +106,21 @@ def switch_target(loaded: Any, switch: dict[str, Any]) -> None:
         except Exception as exc:
             raise UsageError(f"not applicable: {name}({value!r}) failed: {describe(exc)}") \
                 from None
-    if "kwargs" in switch:
+    if switch.kwargs:
+        kwargs = dict(switch.kwargs)
         params = inspect.signature(loaded.fn).parameters
-        if not all(k in params for k in switch["kwargs"]) and not any(
+        if not all(k in params for k in kwargs) and not any(
                 p.kind is p.VAR_KEYWORD for p in params.values()):
             raise UsageError(f"not applicable: {loaded.method}() takes no "
-                             f"{', '.join(switch['kwargs'])}")
-        loaded.kwargs = {**loaded.kwargs, **switch["kwargs"]}
-    if "compile_only" in switch:
-        if not callable(getattr(model, switch["compile_only"], None)):
-            raise UsageError(f"not applicable: the model has no {switch['compile_only']}()")
-        loaded.compile_only = switch["compile_only"]
+                             f"{', '.join(kwargs)}")
+        loaded.kwargs = {**loaded.kwargs, **kwargs}
+    if switch.compile_only is not None:
+        if not callable(getattr(model, switch.compile_only, None)):
+            raise UsageError(f"not applicable: the model has no {switch.compile_only}()")
+        loaded.compile_only = switch.compile_only
 
 
-def _pass_precomputed(loaded: Any, path: dict[str, Any]) -> None:
+def _pass_precomputed(loaded: Any, path: PathSetting) -> None:
     """The value the function on the break's path computed in an eager call (recorded as it
     returns), passed to the model as the keyword argument it accepts precomputed."""
     import inspect
@@ -128,7 +130,7 @@ def _pass_precomputed(loaded: Any, path: dict[str, Any]) -> None:
     from ..errors import UsageError
     from ..pipeline.outputs import eager_call, reseed
 
-    name, (file, _, function) = path["attribute"], path["computed_by"]
+    name, (file, _, function) = path.attribute, path.computed_by
     params = inspect.signature(loaded.fn).parameters
     if name not in params and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
         raise UsageError(f"not applicable: {loaded.method}() takes no {name}")
@@ -148,6 +150,7 @@ def _pass_precomputed(loaded: Any, path: dict[str, Any]) -> None:
         eager_call(loaded)
     finally:
         sys.setprofile(previous)
+        loaded.state.fresh()  # the model as built again: the scan's first call is its first
     if not returned or returned[0] is None:
         raise UsageError(f"not applicable: {function}() returned nothing to pass as {name}")
     value = returned[0]
@@ -155,7 +158,7 @@ def _pass_precomputed(loaded: Any, path: dict[str, Any]) -> None:
                      if isinstance(value, torch.Tensor) else value}
 
 
-def apply_constants(model: Any, spec: dict[str, list[str]]) -> int:
+def apply_constants(model: Any, spec: dict[str, tuple[str, ...]]) -> int:
     """Replace each named constant tensor attribute with its Python value, on every module of
     the named classes; returns how many were replaced."""
     replaced = 0
@@ -174,7 +177,7 @@ def apply_constants(model: Any, spec: dict[str, list[str]]) -> int:
 
 def scan_with_fix(request: FixRequest, on_stage: Callable[[str, Any], None],
                   on_progress: Callable[[str], None] | None = None) -> FixedScan:
-    """The isolated child's job: load the original, apply ``request.fix``, rescan and time;
+    """The isolated child's job: load the original, apply the requested fix, rescan and time;
     compare outputs."""
     import torch
 
@@ -184,14 +187,14 @@ def scan_with_fix(request: FixRequest, on_stage: Callable[[str, Any], None],
     from ..pipeline.outputs import compare_outputs, eager_reference
     from ..pipeline.scan import scan_loaded, shape_sets_for
 
-    target, fix, options = request.target, request.fix, request.options
+    target, fix, options = request.target, request, request.options
     on_stage("load", None)
     original = load_target(target, **options.load_options)
     with tempfile.TemporaryDirectory(prefix="breakscan-fix-",
                                      dir=os.environ.get("BREAKSCAN_WORK")) as tmp:
         fixed = _fixed_copy(target, options.load_options, fix, original, Path(tmp))
         sets = shape_sets_for(fixed, options.vary_batch, list(options.shapes))
-        config = resolved_config(fix["config"])
+        config = resolved_config(dict(fix.config))
         env = _switched_env(fix)
         try:
             with torch._dynamo.config.patch(**config), environment(env):
@@ -209,8 +212,8 @@ def scan_with_fix(request: FixRequest, on_stage: Callable[[str, Any], None],
             raise UsageError(f"not applicable: with it, the model fails: {exc}") from None
         found = FixedScan(result=result, same_outputs=compare_outputs(reference, expected),
                           random=random or fixed_random)
-        before = FixMetrics(**fix["before"]) if fix.get("before") else None
-        after = metrics(result, dynamic=bool(fix.get("dynamic")))
+        before = fix.before
+        after = metrics(result, dynamic=bool(fix.dynamic))
         if found.same_outputs.match and before is not None and result.compile_error is None \
                 and worth_timing(change(before, after)):
             from ..dynamo.session import nested_graph_breaks
@@ -228,37 +231,38 @@ def scan_with_fix(request: FixRequest, on_stage: Callable[[str, Any], None],
     return found
 
 
-def _switched_env(fix: dict[str, Any]) -> dict[str, str]:
+def _switched_env(fix: FixRequest) -> dict[str, str]:
     """An environment switch's variable, set only around the fixed model (never the original:
     both live in the child's one process)."""
-    path = (fix.get("switch") or {}).get("path") or {}
-    return {path["attribute"]: str(path["value"])} if path.get("kind") == "env" else {}
+    path = fix.switch.path if fix.switch else None
+    return {path.attribute: str(path.value)} if path and path.kind == "env" else {}
 
 
-def _fixed_copy(target: str, load: dict[str, Any], fix: dict[str, Any], original: Any,
+def _fixed_copy(target: str, load: dict[str, Any], fix: FixRequest, original: Any,
                 tmp: Path) -> Any:
     """The target with the fix applied: the rewritten copy, or a second copy (same seed: same
     weights) switched or with its constants replaced; the original itself for a setting."""
     from ..errors import UsageError
     from ..pipeline.load import load_target
+    from ..pipeline.state import CallState
 
     fixed = original
-    if fix["kind"] == "source":
-        removed = frozenset(a for attrs in (fix.get("constants") or {}).values()
-                            for a in attrs)
-        fixed = _load_rewritten(target, load, fix["file"], fix["new_source"], original,
-                                tmp, removed)
-    elif fix["kind"] == "switch":
+    if fix.kind == "source":
+        removed = frozenset(a for _, attrs in fix.constants for a in attrs)
+        fixed = _load_rewritten(target, load, fix.file, fix.new_source, original, tmp, removed)
+    elif fix.kind == "switch" and fix.switch is not None:
         fixed = load_target(target, **load)  # a second copy, same seed: same weights
-        switch_target(fixed, fix["switch"])
-    elif fix["kind"] == "constants":
+        switch_target(fixed, fix.switch)
+    elif fix.kind == "constants":
         fixed = load_target(target, **load)
-        if not apply_constants(fixed.model, fix["constants"]):
+        if not apply_constants(fixed.model, dict(fix.constants)):
             raise UsageError("not applicable: no such attribute on the built model")
+    if fixed is not original:  # its state as the fix left it (weights loaded, switch set)
+        fixed.state = CallState(fixed.model)
     return fixed
 
 
-def _time_against_original(original: Any, fixed: Any, fix: dict[str, Any], options: ScanOptions,
+def _time_against_original(original: Any, fixed: Any, fix: FixRequest, options: ScanOptions,
                            config: dict[str, Any], expected: tuple[Any, Any], random: bool,
                            on_stage: Callable[[str], None],
                            on_progress: Callable[[str], None] | None) -> tuple:
@@ -269,13 +273,14 @@ def _time_against_original(original: Any, fixed: Any, fix: dict[str, Any], optio
 
     def variant(loaded: Any, **how: Any) -> Variant:
         only = (loaded.model, loaded.compile_only) if loaded.compile_only else None
-        return Variant(loaded.fn, loaded.args, loaded.kwargs, compile_only=only, **how)
+        return Variant(loaded.fn, loaded.args, loaded.kwargs, compile_only=only,
+                       state=loaded.state, **how)
 
     timing = options.timing or TimingOptions()
     dynamic = options.dynamic  # the user's setting, unless the fix is dynamic=True
     return time_interleaved(
         variant(original, dynamic=dynamic),
-        variant(fixed, dynamic=fix.get("dynamic") or dynamic, config=config,
+        variant(fixed, dynamic=fix.dynamic or dynamic, config=config,
                 env=_switched_env(fix)),
         device=fixed.device, training=fixed.training, backend=timing.backend,
         mode=timing.mode, threads=timing.threads, max_run_time=timing.max_run_time,

@@ -10,19 +10,22 @@ in its own child process. The planner never imports torch.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..analysis.roots import random_draws_used
 from ..files import read_source
 from ..frames import display_path
+from ..model.jobs import FixRequest
 from ..model.result import ScanResult
 from ..model.verdicts import CANDIDATE, Fix, FixMetrics
+from ..options import ScanOptions
 from ..rules.bs012_tensor_constant import RULE as TENSOR_CONSTANT
 from ..rules.bs015_rng import RULE as RNG
 from ..rules.catalogue import (FIXES, Chain, fixes_for, library_switches, rule_for, rule_for_fix,
                                rule_id)
+from ..rules.model import Switch
 from ..rules.recompiles import SHAPE_BRANCH
 from ..sources import source_tree, target_file
 from .judge import TRAINING_SEMANTICS, metrics
@@ -40,14 +43,17 @@ class FixPlan:
     config: dict[str, Any]
     dynamic: bool | None = None
     new_source: str | None = None
-    switch: dict[str, Any] | None = None  # a library switch (rules.FIXES) or one on the path
+    switch: Switch | None = None  # a library switch (rules.FIXES) or one on the path
     constants: dict[str, list[str]] | None = None  # class -> attributes made Python values
 
-    def request(self) -> dict[str, Any]:
-        before = asdict(self.fix.before) if self.fix.before is not None else None
-        return {"kind": self.fix.kind, "fix_id": self.fix.fix_id, "file": self.fix.file,
-                "config": self.config, "dynamic": self.dynamic, "new_source": self.new_source,
-                "switch": self.switch, "constants": self.constants, "before": before}
+    def request(self, target: str, options: ScanOptions) -> FixRequest:
+        """What the verifying child is asked to apply to ``target``."""
+        return FixRequest(target, options, kind=self.fix.kind, fix_id=self.fix.fix_id,
+                          config=tuple(self.config.items()), dynamic=self.dynamic,
+                          file=self.fix.file, new_source=self.new_source, switch=self.switch,
+                          constants=tuple((c, tuple(a)) for c, a in
+                                          (self.constants or {}).items()),
+                          before=self.fix.before)
 
 
 def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
@@ -177,7 +183,7 @@ def _library_switches(result: ScanResult, before: FixMetrics) -> list[FixPlan]:
     plans = []
     for spec in library_switches():
         switch, how, applies = spec.switch, spec.setting, spec.applies
-        if switch.get("compile_only") and result.method == "forward":
+        if switch.compile_only and result.method == "forward":
             continue  # forward is what is compiled already
         hits = [b for b in result.breaks if b.owner != "user" and any(
             "/transformers/" in p for p, _ in _chain(b)) and applies(_chain(b))]
@@ -207,7 +213,7 @@ def _path_switches(result: ScanResult, before: FixMetrics) -> list[FixPlan]:
                                  fix_id=fix_id, kind="switch",
                                  title=title, category=brk.root_category, setting=switch.code(),
                                  file=brk.file, line=brk.line, before=before), {},
-                             switch={"path": switch.request()}))
+                             switch=switch.request()))
     return plans
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..frames import is_torch_file, module_ast
+from ..rules.model import PathSetting, Switch
 from .guards import (argument_for, assignments_feeding, class_and_function, env_settings,
                      falsifying, followed, guards, negated, not_none_attr, passed_inputs,
                      returned_names, setters, truthy_attrs)
@@ -35,7 +36,7 @@ MAX_SWITCHES = 4  # candidates verified per scan, the ones covering the most bre
 
 
 @dataclass
-class Switch:
+class PathSwitch:
     """Set ``attr`` (on ``config`` or on objects of ``classes``) to ``value``; with ``kind``
     "method", call the public method ``attr(value)`` that sets what the test reads; with
     "env", set the environment variable ``attr`` to ``value``."""
@@ -105,39 +106,40 @@ class Switch:
             return f"{where}.{self.attr}({value})"
         return f"{where}.{self.attr} = {value}"
 
-    def request(self) -> dict[str, Any]:
-        return {"attribute": self.attr, "value": self.value, "on_config": self.on_config,
-                "classes": self.classes, "kind": self.kind,
-                "computed_by": list(self.computed_by) if self.computed_by else None}
+    def request(self) -> Switch:
+        """The switch as the verifying child applies it."""
+        return Switch(path=PathSetting(self.attr, self.value, self.kind, self.on_config,
+                                       tuple(self.classes), self.computed_by))
 
 
 def _candidates(test: ast.AST, cls: ast.ClassDef | None, fn: Any, file: str,
-                returned: set[str]) -> list[Switch]:
+                returned: set[str]) -> list[PathSwitch]:
     """The switches that make this (followed) guard send the call elsewhere; ``returned``: the
     names an early exit there returns."""
     inner = negated(test)
     if inner is not None:  # an else branch / early exit: the test must become true
-        found = [Switch(name, value, False, kind="env") for name, value in env_settings(inner)]
-        found += [Switch(name, None, False, kind="input",
+        found = [PathSwitch(name, value, False, kind="env") for name, value in env_settings(inner)]
+        found += [PathSwitch(name, None, False, kind="input",
                          computed_by=(file, fn.lineno, fn.name))
                   for name in passed_inputs(inner, fn, returned)]
         if cls is not None:
-            found += [Switch(a, "flip", c) for a, c, _ in truthy_attrs(inner)]
+            found += [PathSwitch(a, "flip", c) for a, c, _ in truthy_attrs(inner)]
         return found
     if cls is None:
         return []
-    found = [Switch(a, v, c) for a, c, v in falsifying(test) if a not in _NEVER]
+    found = [PathSwitch(a, v, c) for a, c, v in falsifying(test) if a not in _NEVER]
     attr = not_none_attr(test)
     if attr is not None:
-        found += [Switch(name, value, False, kind="method") for name, value in setters(cls, attr)]
+        found += [PathSwitch(name, value, False, kind="method")
+                  for name, value in setters(cls, attr)]
     return found
 
 
-def switches_for(brk: Any) -> list[Switch]:
+def switches_for(brk: Any) -> list[PathSwitch]:
     """The switch candidates on this break's path (see the module docstring)."""
     places = [(brk.file, brk.line)] + [(s.file, s.line) for s in brk.sites] + \
         [(f.file, f.line) for f in brk.call_chain]
-    found: dict[tuple[str, str, bool, str], Switch] = {}
+    found: dict[tuple[str, str, bool, str], PathSwitch] = {}
     chain = [(f.file, f.line) for f in brk.call_chain]
     callers = dict(zip(chain[1:], chain))  # a frame -> the frame that called it
     if (brk.file, brk.line) not in callers and chain and chain[-1] != (brk.file, brk.line):
@@ -195,10 +197,10 @@ def _source_of(file: str) -> str:
         return ""
 
 
-def search(breaks: list[Any]) -> list[Switch]:
+def search(breaks: list[Any]) -> list[PathSwitch]:
     """Every break's switches, merged (one switch may clear breaks in several classes), the ones
     covering the most breaks first, at most :data:`MAX_SWITCHES`."""
-    merged: dict[tuple[str, str, bool, str], Switch] = {}
+    merged: dict[tuple[str, str, bool, str], PathSwitch] = {}
     for brk in breaks:
         for switch in switches_for(brk):
             have = merged.get(switch.key)
@@ -231,16 +233,15 @@ def _holds_tensor(value: Any) -> bool:
                for c in type(value).__mro__)
 
 
-def set_switch(model: Any, request: dict[str, Any]) -> int:
+def set_switch(model: Any, setting: PathSetting) -> int:
     """Set the switch on the built model (the child's side); returns how many objects changed.
     An environment switch changes nothing here: the child sets it around the fixed model."""
-    attr, value = request["attribute"], request["value"]
-    kind = request.get("kind", "attribute")
+    attr, value, kind = setting.attribute, setting.value, setting.kind
     if kind in ("env", "input"):  # the child sets these around the fixed model's calls
         return 1
     if kind == "method":
         changed = 0
-        for target in _objects(model, set(request["classes"])):
+        for target in _objects(model, set(setting.classes)):
             method = getattr(target, attr, None)
             if callable(method):
                 method(value)
@@ -248,7 +249,7 @@ def set_switch(model: Any, request: dict[str, Any]) -> int:
         return changed
     changed = 0
     targets: list[Any] = []
-    if request["on_config"]:
+    if setting.on_config:
         seen: set[int] = set()
         for module in model.modules():
             config = getattr(module, "config", None)
@@ -256,7 +257,7 @@ def set_switch(model: Any, request: dict[str, Any]) -> int:
                 seen.add(id(config))
                 targets.append(config)
     else:
-        targets = [m for m in _objects(model, set(request["classes"])) if hasattr(m, attr)]
+        targets = [m for m in _objects(model, set(setting.classes)) if hasattr(m, attr)]
     for target in targets:
         current = getattr(target, attr)
         if _holds_tensor(current):  # a buffer or parameter: the constants fix's, not a switch's

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..model.jobs import FixRequest
 from ..model.result import FixedScan, ScanResult
 from ..model.verdicts import Fix
 from ..options import Limits, ScanOptions
@@ -54,7 +53,7 @@ def verify_fixes(target: str, options: ScanOptions, result: ScanResult, limits: 
             label = f"fix {number}/{len(plans)}: {fix.fix_id}"
             stage = (lambda name, label=label: on_stage(f"{label} · {name}")) if on_stage \
                 else None
-            request = FixRequest(target, options, plan.request())
+            request = plan.request(target, options)
             run = run_isolated(FIX_JOB, request, target=target, limits=limits,
                                on_stage=stage, returns=FixedScan) if isolate else \
                 run_here(FIX_JOB, request, target=target, on_stage=stage)

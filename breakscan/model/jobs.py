@@ -9,10 +9,12 @@ typed value, so no job reads a request by string keys. Results come back through
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Union
 
 from ..options import ProgramOptions, ScanOptions
+from ..rules.model import Switch
+from .verdicts import FixMetrics
 
 
 @dataclass(frozen=True)
@@ -64,18 +66,39 @@ class OutputsRequest:
 @dataclass(frozen=True)
 class FixRequest:
     """One planned fix applied to the target, rescanned, its outputs compared and timed
-    (``--fix``). ``fix`` is the planned fix as ``PlannedFix.request()`` writes it."""
+    (``--fix``); ``fixes/plan.FixPlan.request`` writes it. ``kind`` says which of the other
+    fields the child applies: a setting's ``config``, ``dynamic``, a source fix's ``file`` and
+    ``new_source``, a ``switch``, or ``constants`` (class -> attributes made Python values)."""
 
     target: str
     options: ScanOptions
-    fix: dict[str, Any]
+    kind: str
+    fix_id: str
+    config: tuple[tuple[str, Any], ...] = ()
+    dynamic: bool | None = None
+    file: str | None = None
+    new_source: str | None = None
+    switch: Switch | None = None
+    constants: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    before: FixMetrics | None = None  # the original's metrics, for deciding to time
 
     def to_json(self) -> dict[str, Any]:
-        return {"target": self.target, "options": self.options.to_dict(), "fix": self.fix}
+        return {"target": self.target, "options": self.options.to_dict(), "kind": self.kind,
+                "fix_id": self.fix_id, "config": [list(c) for c in self.config],
+                "dynamic": self.dynamic, "file": self.file, "new_source": self.new_source,
+                "switch": self.switch.to_json() if self.switch else None,
+                "constants": {c: list(a) for c, a in self.constants},
+                "before": asdict(self.before) if self.before else None}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "FixRequest":
-        return cls(str(data["target"]), ScanOptions.from_dict(data["options"]), dict(data["fix"]))
+        return cls(str(data["target"]), ScanOptions.from_dict(data["options"]),
+                   str(data["kind"]), str(data["fix_id"]),
+                   tuple((str(k), v) for k, v in data["config"]), data["dynamic"],
+                   data["file"], data["new_source"],
+                   Switch.from_json(data["switch"]) if data["switch"] else None,
+                   tuple((str(c), tuple(map(str, a))) for c, a in data["constants"].items()),
+                   FixMetrics(**data["before"]) if data["before"] else None)
 
 
 JobRequest = Union[ScanRequest, ProgramRequest, OutputsRequest, FixRequest]

@@ -17,9 +17,10 @@ from typing import Any, Protocol
 from ..frames import Frame
 from .records import (CompiledFrame, CompileError, Discrepancy, ExplainCounts, GraphInfo,
                       KernelFinding, RecompileReport, RootBreak, StaticFinding)
-from .verdicts import ABTiming, Correctness, ExpectedCheck, Fix, GateResult, TimingReport
+from .verdicts import (ABTiming, Correctness, ExpectedCheck, Fix, GateResult, ModelStateReport,
+                       TimingReport)
 
-SCHEMA_VERSION = "1.19"
+SCHEMA_VERSION = "1.20"
 
 
 def whole(value: float | None) -> str:
@@ -159,6 +160,9 @@ class ScanResult:
     # Which call the summary, graphs and explain counts describe (the gate counts it).
     captured_call: str = FRESH_FIRST_CALL
     later_call: LaterCall | None = None
+    # What the model's calls change on it (a scheduler's step index, a cache, a table built on
+    # first access); None: nothing, or not observed.
+    model_state: ModelStateReport | None = None
     # The user's torch.compile settings the scan ran with: backend and mode (the timings),
     # dynamic (capture, run-time counts, recompile check, timings), options (the timings).
     compile_settings: dict[str, Any] = field(default_factory=dict)
@@ -220,7 +224,7 @@ class ScanResult:
         # Keep the documented key order: identity first, then the facts.
         order = ["schema_version", "target", "method", "torch_version", "python_version", "device",
                  "training", "inputs", "captured_call", "compile_settings", "dynamo_settings", "compile_error", "program", "ranks",
-                 "rank_differences", "summary", "explain", "later_call",
+                 "rank_differences", "summary", "explain", "later_call", "model_state",
                  "discrepancies", "breaks", "graphs", "frames", "recompiles", "timings", "static",
                  "kernel_findings", "fixes", "unfixed", "gate", "partial", "stopped_at", "error", "notes", "capture_seconds",
                  "stages", "model_output", "dynamo_log"]

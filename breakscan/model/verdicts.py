@@ -41,6 +41,34 @@ class Correctness:
 
 
 @dataclass
+class ModelStateReport:
+    """What the model's calls change on it (``pipeline/state.py``): attributes, buffers and
+    hook dicts by dotted name. Compared runs each start from the state the model was built
+    with."""
+
+    every_call: list[str]  # changed by the first call and again by the second
+    first_call_only: list[str]  # changed by the first call only (built on first access)
+    known: bool = True  # False: only one call was observed (a second never ran)
+
+    def sentence(self) -> str:
+        """The one line every report prints."""
+        parts = []
+        if self.every_call:
+            parts.append("the model keeps state between calls: " + _names(self.every_call))
+        if self.first_call_only:
+            parts.append(("its first call sets " if self.known else "its call changes ")
+                         + _names(self.first_call_only))
+        how = ("each compared run (eager, compiled, each fix) started from the state it was "
+               "built with, call k compared with call k")
+        return "; ".join(parts) + f" ({how})"
+
+
+def _names(paths: list[str], most: int = 6) -> str:
+    shown = ", ".join(f"`{p}`" for p in paths[:most])
+    return shown + (f" and {len(paths) - most} more" if len(paths) > most else "")
+
+
+@dataclass
 class TimingReport:
     """Eager vs torch.compile vs fullgraph=True on the scanned device (--time)."""
 

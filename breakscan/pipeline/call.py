@@ -12,6 +12,7 @@ import torch
 
 from ..options import ScanOptions
 from .load import LoadedTarget
+from .state import CallState
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,23 @@ class ModelCall:
     compile_only: tuple[Any, str] | None = None
     dynamic: bool | None = None  # the user's torch.compile(dynamic=...)
     compile_options: dict[str, Any] = field(default_factory=dict)  # torch.compile(options=...)
+    # What the model's calls change on it: every compared run starts fresh; timed calls are
+    # natural unless the model fails so (``state.py``). None: not tracked.
+    state: CallState | None = None
+
+    def fresh(self) -> None:
+        """Before a compared run's first call: the model as it was built."""
+        if self.state is not None:
+            self.state.fresh()
+
+    @property
+    def keeps_state(self) -> bool:
+        return self.state is not None and self.state.keeps_state
+
+    def steady(self) -> None:
+        """Before a timed call, once natural calls failed: the model as after one call."""
+        if self.state is not None:
+            self.state.steady()
 
 
 def model_call(loaded: LoadedTarget, options: ScanOptions) -> ModelCall:
@@ -35,7 +53,7 @@ def model_call(loaded: LoadedTarget, options: ScanOptions) -> ModelCall:
     only = (loaded.model, loaded.compile_only) if loaded.compile_only else None
     return ModelCall(loaded.fn, loaded.args, loaded.kwargs, device=loaded.device,
                      training=loaded.training, compile_only=only, dynamic=options.dynamic,
-                     compile_options=dict(options.compile_options))
+                     compile_options=dict(options.compile_options), state=loaded.state)
 
 
 def synchronize(device: torch.device) -> None:

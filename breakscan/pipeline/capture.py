@@ -45,6 +45,7 @@ from ..frames import frames_of, is_torch_file
 from ..model.raw import (CallCounts, CodeEvent, CodeKey, RawCapture, RawFailure, RawLaterCall,
                          RawProgram, RawRegion, RawRuntime)
 from .call import ModelCall
+from .state import later_call_hint
 
 
 @contextlib.contextmanager
@@ -91,10 +92,12 @@ def bounded_output(text: str) -> str:
 
 
 def run_eager(call: ModelCall, *, label: str,
-              executed: dict[str, set[int]] | None = None) -> str:
+              executed: dict[str, set[int]] | None = None, after_first: bool = False) -> str:
     """Run the model once without Dynamo so its own failures get a clean one-line error.
 
     ``executed`` (file -> line set) is filled with the lines of those files that ran.
+    ``after_first``: the compiled first call with the same inputs ran, so a failure here is
+    not the inputs' (no --input-shape hint; the error says so).
     """
     out = io.StringIO()
     grad = contextlib.nullcontext() if call.training else torch.no_grad()
@@ -105,6 +108,9 @@ def run_eager(call: ModelCall, *, label: str,
         for file, lines in seen.items():
             executed[file] |= lines
     except BaseException as exc:
+        if after_first:
+            raise as_model_error(exc, f"{label} (call 2)", later_call_hint(call.state)) \
+                from exc
         message = str(exc).lower()
         hint = ""
         floats = any(isinstance(a, torch.Tensor) and a.is_floating_point() for a in call.args)
@@ -143,7 +149,7 @@ def raised_compiling(exc: BaseException) -> bool:
 
 
 @contextlib.contextmanager
-def compiled_call(what: str) -> Iterator[None]:
+def compiled_call(what: str, hint: str = "") -> Iterator[None]:
     """One call of the compiled model after the first: what the model's code raised while
     running leaves as a one-line ModelError naming its line (the model fails on this call;
     earlier calls ran). torch.compile failing on the model (:func:`raised_compiling`) and
@@ -155,7 +161,7 @@ def compiled_call(what: str) -> Iterator[None]:
     except (Exception, SystemExit) as exc:
         if raised_by_breakscan(exc, calling_model=True) or raised_compiling(exc):
             raise
-        raise as_model_error(exc, what) from exc
+        raise as_model_error(exc, what, hint) from exc
 
 
 class ScanPass:
@@ -167,6 +173,7 @@ class ScanPass:
 
     def __init__(self, call: ModelCall, *, verbose: bool, keep_inputs: bool = False) -> None:
         self._args, self._kwargs = call.args, call.kwargs
+        self._state = call.state  # named in the error of a later call that fails
         self._training, self._verbose, self._dynamic = call.training, verbose, call.dynamic
         self.backend = CaptureBackend(keep_inputs)
         self.compiled = compile_model(call.fn, call.compile_only, backend=self.backend)
@@ -188,7 +195,7 @@ class ScanPass:
                     self.compiled(*self._args, **self._kwargs)
                 else:
                     counts, counter_error = self._counting(
-                        lambda key: True, 1, lambda _: "the compiled model's later call")
+                        lambda key: True, 1, lambda _: "the compiled model's later call (call 2)")
                     python.update(counts)
             except BreakscanError:
                 raise  # the model's code failed on this call (see compiled_call)
@@ -242,9 +249,10 @@ class ScanPass:
         graph_calls = sum(before)
         with recorded(training=self._training), dynamic_shapes(self._dynamic):
             try:
-                counts, counter_error = self._counting(
+                counts, counter_error = self._counting(  # natural calls 3, 4, 5
                     wanted, RUNTIME_CALLS,
-                    lambda n: f"the compiled model's counted call {n} of {RUNTIME_CALLS}")
+                    lambda n: f"the compiled model's counted call {n} of {RUNTIME_CALLS} "
+                              f"(call {n + 2})")
             except BreakscanError:
                 raise
             except Exception as exc:  # raised compiling: torch.compile fails on the model
@@ -268,7 +276,7 @@ class ScanPass:
         try:
             with python_calls(wanted) as counts:
                 for number in range(1, calls + 1):
-                    with compiled_call(what(number)):
+                    with compiled_call(what(number), later_call_hint(self._state)):
                         self.compiled(*self._args, **self._kwargs)
             return counts, None
         except BreakscanError:
@@ -277,7 +285,7 @@ class ScanPass:
             if not raised_by_breakscan(exc, calling_model=True):
                 raise  # torch.compile failed on the model (raised while compiling)
             counter_error = describe(exc)
-        with compiled_call(what(number)):
+        with compiled_call(what(number), later_call_hint(self._state)):
             self.compiled(*self._args, **self._kwargs)
         return CallCounts(), counter_error
 

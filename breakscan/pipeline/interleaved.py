@@ -20,12 +20,13 @@ import torch
 
 from ..dynamo.backend import compile_model, own_backend
 from ..dynamo.session import dynamo_session
-from ..errors import describe
+from ..errors import describe, raised_by_breakscan
 from ..model.stats import ab_timing
 from ..model.verdicts import ABTiming, Correctness
 from .call import synchronize
 from .measure import NOISE, WARMUP_CALLS, OnProgress, short_error
 from .outputs import comparable_randomness, compare_outputs, reseed
+from .state import CallState, failed_for_its_state
 
 AB_MIN_BLOCKS = 10  # block pairs, at least, whatever the time budget
 AB_BLOCK_S = 0.01  # the faster model's block runs at least this long (calls calibrated to it)
@@ -42,6 +43,8 @@ class Variant:
     dynamic: bool | None = None
     config: dict[str, Any] = field(default_factory=dict)  # torch._dynamo.config while compiled
     env: dict[str, str] = field(default_factory=dict)  # environment variables while it runs
+    state: CallState | None = None  # the model's state between calls (``state.py``)
+    steady: bool = False  # timed calls from the state after one call (``time_interleaved``)
 
     def compiled(self, device: torch.device, label: str, backend: str, mode: str | None,
                  options: dict[str, Any] | None) -> Callable[[], Any]:
@@ -50,7 +53,13 @@ class Variant:
         target = compile_model(self.fn, self.compile_only, dynamic=self.dynamic,
                                backend=own_backend(backend, mode, options, self.dynamic, label))
 
-        def call() -> Any:
+        def call(first: bool = False) -> Any:
+            """``first``: the compared call, from the state as built; else a timed one,
+            natural, or from the state after one call once natural calls failed."""
+            if self.state is not None and first:
+                self.state.fresh()
+            elif self.state is not None and self.steady:
+                self.state.steady()
             out = target(*self.args, **self.kwargs)
             synchronize(device)
             return out
@@ -110,7 +119,7 @@ def _compile_both(variants: tuple[Variant, Variant], device: torch.device, train
             call = variant.compiled(device, label, options["backend"], options["mode"],
                                     options["options"])
             with variant.context(training):
-                outs.append(call())
+                outs.append(call(first=True))
         except Exception as exc:
             why = short_error(f"the {label} model did not compile: {describe(exc)}")
             if label == "fixed":
@@ -186,7 +195,15 @@ def time_interleaved(original: Variant, fixed: Variant, *, device: torch.device,
             def block(k: int, number: int) -> float:
                 return _block(calls[k], number, variants[k].context(training))
 
-            before, after, number = _alternate(block, max_run_time, on_progress)
+            try:
+                before, after, number = _alternate(block, max_run_time, on_progress)
+            except Exception as exc:  # called again and again, a model that keeps state fails
+                if not any(failed_for_its_state(v.state, exc) for v in variants) or \
+                        raised_by_breakscan(exc, calling_model=True):
+                    raise
+                for variant in variants:  # both from their state after one call, and again
+                    variant.steady = True
+                before, after, number = _alternate(block, max_run_time, on_progress)
     finally:
         torch.set_num_threads(previous_threads)
     return ab_timing(before, after, calls_per_block=number, threads=threads, backend=backend,

@@ -27,6 +27,7 @@ from ..sources import SourceTree, source_tree
 from ..target import (TargetSpec, check_source_file, missing_name_error, no_module_error,
                       parse_init_args, parse_inputs, parse_target)
 from .inputs import check_arity, embedding_bound, make_tensor, to_device
+from .state import CallState
 
 DTYPES: dict[str, torch.dtype] = {
     "float32": torch.float32, "float": torch.float32, "float64": torch.float64,
@@ -52,6 +53,12 @@ class LoadedTarget:
     # Compile only this method of the model while ``fn`` runs eagerly (a library switch:
     # ``forward`` of a transformers model instead of all of ``generate``).
     compile_only: str | None = None
+    # What its calls change on it (``state.py``): taken as built, before any call.
+    state: CallState | None = None
+
+    def __post_init__(self) -> None:
+        if self.state is None:
+            self.state = CallState(self.model)
 
 
 def parse_dtype(text: str) -> torch.dtype:

@@ -23,7 +23,7 @@ from torch.utils import benchmark
 
 from ..dynamo.backend import compile_model
 from ..dynamo.session import bytecode_hook, dynamo_session, read_metrics
-from ..errors import describe, running_model
+from ..errors import describe, raised_by_breakscan, running_model
 from ..frames import acting_frame, parse_stack
 from ..messages import split_reason
 from ..model.raw import CodeEvent, CodeKey, RawFailure
@@ -31,9 +31,10 @@ from ..model.stats import RERUN, ratio
 from ..model.verdicts import Timing, TimingReport
 from ..options import TimingOptions
 from .call import ModelCall, synchronize
-from .capture import raw_failure
+from .capture import raised_compiling, raw_failure
 from .outputs import comparable_randomness, compare_outputs, draws_random_numbers, reseed
 from .outside import OutsideGraphs, outside_graphs
+from .state import failed_for_its_state, later_call_hint
 
 WARMUP_CALLS = 3
 NOISE = 0.1  # IQR / median above this is a noisy measurement (adaptive_autorange's own target)
@@ -134,6 +135,7 @@ class _Timed:
     # (which holds the mode and options itself).
     backend: Callable[..., Any] | None = None
     failure: RawFailure | None = None  # the compiled variant raised where eager ran
+    steady: bool = False  # timed calls from the state after one call (see ``time``)
 
     def __post_init__(self) -> None:
         self.grad = contextlib.nullcontext() if self.call.training else torch.no_grad()
@@ -142,8 +144,15 @@ class _Timed:
         if self.on_stage:
             self.on_stage(name, self.report)
 
-    def bind(self, target: Callable[..., Any]) -> Callable[[], Any]:
+    def bind(self, target: Callable[..., Any], *, fresh: bool = False) -> Callable[[], Any]:
+        """One call of ``target``: from the model's state as built (``fresh``: the compared
+        first call), natural (a timed call), or from its state after one call once natural
+        calls failed on a model that keeps state (``steady``)."""
         def run() -> Any:
+            if fresh:
+                self.call.fresh()
+            elif self.steady:
+                self.call.steady()
             with self.grad:
                 out = target(*self.call.args, **self.call.kwargs)
             synchronize(self.call.device)
@@ -151,6 +160,20 @@ class _Timed:
         return run
 
     def time(self, target: Callable[..., Any]) -> Timing:
+        """``target`` timed by natural calls; a model that keeps state and fails so (its own
+        error, not a compile's) is timed again from its state after one call, and says so."""
+        try:
+            return _time(self.bind(target), self.timing.threads, self.timing.max_run_time,
+                         self.on_progress)
+        except Exception as exc:
+            if self.steady or not failed_for_its_state(self.call.state, exc) or \
+                    raised_by_breakscan(exc, calling_model=True):
+                raise
+            self.steady = True
+            self.report.notes.append(
+                f"called again and again, the model fails ({short_error(describe(exc))}): it "
+                "keeps state between calls, so each timed call started from its state after "
+                "one call, eager and compiled alike")
         return _time(self.bind(target), self.timing.threads, self.timing.max_run_time,
                      self.on_progress)
 
@@ -169,9 +192,10 @@ class _Timed:
         try:  # torch.compile itself refuses an unknown --compile-option
             target = compile_model(call.fn, call.compile_only, dynamic=dynamic, **settings,
                                    **extra)
+            first = self.bind(target, fresh=True)
             reseed()
             start = time.perf_counter()
-            out = self.bind(target)()
+            out = first()
             seconds = time.perf_counter() - start
         except Exception as exc:
             if not extra:  # the plain compiled variant (not fullgraph=True)
@@ -188,8 +212,10 @@ def _time_compiled(timed: _Timed, frame_costs: FrameCosts | None) -> None:
             bytecode_hook(session.notes) as code_events:
         timed.stage("timing (eager)")
         with running_model("eager call"):
-            random, expected = draws_random_numbers(timed.bind(call.fn))
-        with running_model("timing the eager model"):
+            random, expected = draws_random_numbers(timed.bind(call.fn, fresh=True))
+        if call.state is not None:
+            call.state.after_first_call()  # the state a steady timed call starts from
+        with running_model("timing the eager model", later_call_hint(call.state)):
             report.eager = timed.time(call.fn)
 
         # Inductor draws its own random numbers: made to draw eager's so outputs compare.
@@ -199,10 +225,15 @@ def _time_compiled(timed: _Timed, frame_costs: FrameCosts | None) -> None:
             if compiled is not None:
                 timed.stage("timing (compiled)")
                 report.correctness = compare_outputs(expected, actual)
-                with running_model(f"timing the compiled model ({timed.timing.backend})"):
+                natural = not timed.steady
+                with running_model(f"timing the compiled model ({timed.timing.backend})",
+                                   later_call_hint(call.state)):
                     report.compiled = timed.time(compiled)
+                if natural and timed.steady:  # eager again, from the same state as compiled
+                    with running_model("timing the eager model", later_call_hint(call.state)):
+                        report.eager = timed.time(call.fn)
                 report.speedup = ratio(report.eager, report.compiled)[0]
-                with running_model("profiling the compiled model"):
+                with running_model("profiling the compiled model", later_call_hint(call.state)):
                     outside = outside_graphs(timed.bind(compiled), call.device,
                                              timed.timing.backend)
                 # The profiler slows what it watches: its shares are applied to the timed median,
@@ -230,13 +261,17 @@ def _time_fullgraph(timed: _Timed) -> None:
             ", fullgraph", _first_break, fullgraph=True)
         if strict is not None:
             timed.stage("timing (fullgraph)")
-            with running_model("timing the fullgraph model"):
+            with running_model("timing the fullgraph model", later_call_hint(timed.call.state)):
                 try:
                     report.fullgraph = timed.time(strict)
                 except _RECOMPILE_LIMIT_HIT:  # the eager fallback fullgraph=True forbids
                     limit = getattr(torch._dynamo.config, "recompile_limit", "?")
                     report.fullgraph_error = (f"a later call recompiled past the recompile limit"
                                               f" ({limit}); without fullgraph it runs eagerly")
+                except Exception as exc:  # a later call takes a path that breaks (a model
+                    if not raised_compiling(exc):  # that keeps state): fullgraph=True fails
+                        raise
+                    report.fullgraph_error = f"a later call breaks: {_first_break(exc)}"
 
 
 def measure(call: ModelCall, timing: TimingOptions, *,

@@ -183,8 +183,15 @@ def eager_call(loaded: Any) -> Any:
 
 
 def eager_reference(loaded: Any) -> tuple[Any, bool]:
-    """(the eager outputs from :func:`reseed`, detached; whether the call drew random numbers)."""
+    """(the eager outputs from :func:`reseed` and the model's state as built, detached; whether
+    the call drew random numbers). A model that keeps state is put back first (``state.py``),
+    so every reference is its first call, and what that call changed is recorded."""
+    state = getattr(loaded, "state", None)
+    if state is not None:
+        state.fresh()
     random_draws, out = draws_random_numbers(lambda: eager_call(loaded))
+    if state is not None:
+        state.after_first_call()
     return detached(out), random_draws
 
 

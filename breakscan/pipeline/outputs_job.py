@@ -14,6 +14,7 @@ from ..model.verdicts import OutputsCheck
 from .interleaved import Variant, time_interleaved
 from .load import REDEFINED_DIFFERENTLY, load_target
 from .outputs import compare_outputs, eager_outputs
+from .state import CallState
 
 
 def outputs_job(request: OutputsRequest, on_stage: Callable[[str, Any], None],
@@ -33,6 +34,7 @@ def outputs_job(request: OutputsRequest, on_stage: Callable[[str, Any], None],
         second.model.load_state_dict(first.model.state_dict())
     except (RuntimeError, KeyError):
         shared = False  # different parameters: compare anyway, both built from the same seed
+    second.state = CallState(second.model)  # as built, with A's weights
     on_stage("eager run", None)
     with running_model("A's eager call"):
         expected = eager_outputs(first)
@@ -50,8 +52,10 @@ def outputs_job(request: OutputsRequest, on_stage: Callable[[str, Any], None],
         t = options.timing
         with running_model("timing A and B side by side"):
             ab, _, why = time_interleaved(
-                Variant(first.fn, first.args, first.kwargs, dynamic=options.dynamic),
-                Variant(second.fn, second.args, second.kwargs, dynamic=options.dynamic),
+                Variant(first.fn, first.args, first.kwargs, dynamic=options.dynamic,
+                        state=first.state),
+                Variant(second.fn, second.args, second.kwargs, dynamic=options.dynamic,
+                        state=second.state),
                 device=first.device, training=first.training, backend=t.backend, mode=t.mode,
                 threads=t.threads, max_run_time=t.max_run_time,
                 compile_options=dict(options.compile_options),

@@ -135,7 +135,10 @@ def _capture(loaded: LoadedTarget, call: ModelCall, options: ScanOptions, progre
         # The first call of the fresh model is the one users' first compiled call makes: capture
         # it before anything else runs the model (a hook installed once, a warning issued once,
         # a lazily built buffer all take a Python path only that call takes).
+        call.fresh()  # a switch's precomputing call left nothing behind
         raw = calls.first_call()
+        if call.state is not None:
+            call.state.after_first_call()
         result = _result(loaded, raw, options)
         # Eagerly: the model's own failures get a clean one-line error; lines run are traced.
         # A scan stopped here still reports the first call's capture (when explain ran).
@@ -143,8 +146,13 @@ def _capture(loaded: LoadedTarget, call: ModelCall, options: ScanOptions, progre
         for brk in result.breaks:  # did a break's line run again? (the later call reads it)
             executed.setdefault(brk.file, set())
         printed = run_eager(call, label=f"{loaded.spec.name}.{loaded.method}",
-                            executed=executed)
+                            executed=executed, after_first=raw.explain_error is None)
         result.model_output = bounded_output(printed + result.model_output)
+        if call.state is not None:  # the eager run is the model's call 2: what changed again
+            call.state.after_later_call()
+            result.model_state = call.state.report()
+            if result.model_state is not None:  # said once, in every format's notes
+                result.notes.append(result.model_state.sentence())
         progress("later call", result)
         apply_later_call(result, calls.later_call(), executed)
         unchanged = {(c.cls, c.attr, repr(c.value)) for c in module_constants(loaded.model)}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from .model import Chain, FixSpec
+from .model import Chain, FixSpec, Switch
 
 
 # Library switches: the same library, configured or called differently, no file edited. Each is
@@ -75,19 +75,21 @@ FIXES: tuple[FixSpec, ...] = (
             rewrite="region"),
     FixSpec("attn_implementation=eager", "switch", None,
             'model.set_attn_implementation("eager")',
-            switch={"call": ["set_attn_implementation", "eager"]}, applies=_through_attention),
+            switch=Switch(call=("set_attn_implementation", "eager")),
+            applies=_through_attention),
     FixSpec("attn_implementation=sdpa", "switch", None, 'model.set_attn_implementation("sdpa")',
-            switch={"call": ["set_attn_implementation", "sdpa"]}, applies=_through_attention),
+            switch=Switch(call=("set_attn_implementation", "sdpa")), applies=_through_attention),
     FixSpec("experts_implementation=eager", "switch", None,
             'model.set_experts_implementation("eager")',
-            switch={"call": ["set_experts_implementation", "eager"]}, applies=_through_experts),
+            switch=Switch(call=("set_experts_implementation", "eager")),
+            applies=_through_experts),
     FixSpec("experts_implementation=batched_mm", "switch", None,
             'model.set_experts_implementation("batched_mm")',
-            switch={"call": ["set_experts_implementation", "batched_mm"]},
+            switch=Switch(call=("set_experts_implementation", "batched_mm")),
             applies=_through_experts),
     FixSpec("use_cache=False", "switch", None, "model(..., use_cache=False)",
-            switch={"kwargs": {"use_cache": False}}, applies=_through_cache),
+            switch=Switch(kwargs=(("use_cache", False),)), applies=_through_cache),
     FixSpec("compile_forward", "switch", None,
             "model.forward = torch.compile(model.forward); model.generate(...) (not all of "
-            "generate)", switch={"compile_only": "forward"}, applies=_through_generation),
+            "generate)", switch=Switch(compile_only="forward"), applies=_through_generation),
 )

@@ -8,10 +8,59 @@ optionally narrowed where one id means different things (``matches``, ``code_mat
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 Chain = list[tuple[str, str]]  # (file, function) of each frame of a break, outermost first
+
+
+@dataclass(frozen=True)
+class PathSetting:
+    """One value on a break's path (``fixes/switches.py`` finds it): an attribute of the
+    model's modules or config, a public setter method, an environment variable, or an input
+    passed precomputed (``computed_by``: the file, first line and name of the function whose
+    result the caller passes)."""
+
+    attribute: str
+    value: Any  # a Python constant, or "flip" (the negation of the current value)
+    kind: str = "attribute"  # attribute | method | env | input
+    on_config: bool = False
+    classes: tuple[str, ...] = ()
+    computed_by: tuple[str, int, str] | None = None
+
+
+@dataclass(frozen=True)
+class Switch:
+    """What a switch changes on the loaded target, the same type for the library's switches
+    (``rules/fixes.py``) and those found on a break's path; the verifying child applies it
+    (``fixes.fix_job.switch_target``). Each field set is one change."""
+
+    call: tuple[str, Any] | None = None  # model.<setter>(value), e.g. set_attn_implementation
+    kwargs: tuple[tuple[str, Any], ...] = ()  # passed to every call, e.g. use_cache=False
+    compile_only: str | None = None  # compile this method only, the caller's loop eager
+    path: PathSetting | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        path = self.path
+        return {"call": list(self.call) if self.call else None, "kwargs": dict(self.kwargs),
+                "compile_only": self.compile_only,
+                "path": None if path is None else {
+                    "attribute": path.attribute, "value": path.value, "kind": path.kind,
+                    "on_config": path.on_config, "classes": list(path.classes),
+                    "computed_by": list(path.computed_by) if path.computed_by else None}}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Switch":
+        path = data.get("path")
+        call = data.get("call")
+        return cls(call=(str(call[0]), call[1]) if call else None,
+                   kwargs=tuple((str(k), v) for k, v in (data.get("kwargs") or {}).items()),
+                   compile_only=data.get("compile_only"),
+                   path=None if path is None else PathSetting(
+                       str(path["attribute"]), path["value"], str(path["kind"]),
+                       bool(path["on_config"]), tuple(map(str, path["classes"])),
+                       (str(path["computed_by"][0]), int(path["computed_by"][1]),
+                        str(path["computed_by"][2])) if path.get("computed_by") else None))
 
 
 @dataclass(frozen=True)
@@ -95,7 +144,7 @@ class FixSpec:
     also_for: tuple[str, ...] = ()  # other break categories it is tried on
     # A library switch: what it changes on the loaded target (``fixes.fix_job.switch_target``)
     # and when it is offered: a break's call chain passes where it acts.
-    switch: dict[str, Any] | None = field(default=None, hash=False)
+    switch: Switch | None = None
     applies: Callable[[Chain], bool] | None = None
     # A source fix: what it does, one line (``{call}``: the call it wraps; ``{lines}``: the
     # lines it changes), and the module of ``breakscan.fixes`` whose ``propose_<id>`` makes

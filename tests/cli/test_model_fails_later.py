@@ -34,7 +34,8 @@ def test_layer_drop_in_training_fails_the_eager_timing_with_exit_3(tmp_path):
     _, line = locate("hidden = layer(hidden)", F)
     assert _one_line_error(proc) == (
         "breakscan: error: timing the eager model failed: TypeError: linear(): argument "
-        f"'input' (position 1) must be Tensor, not NoneType at {F}:{line}")
+        f"'input' (position 1) must be Tensor, not NoneType at {F}:{line}; call 1 with the "
+        "same inputs succeeded")
     doc = json.loads(dest.read_text())  # what finished is kept, marked partial
     assert (doc["partial"], doc["stopped_at"]) == (True, "timing (eager)")
     assert doc["training"] and doc["summary"]["graph_count"] == 1
@@ -43,11 +44,11 @@ def test_layer_drop_in_training_fails_the_eager_timing_with_exit_3(tmp_path):
 def test_a_failure_in_the_compiled_timing_with_kernels_is_exit_3():
     proc = run_cli(f"{F}:FailsOnLaterCompiledCalls", "-s", "3,4", "--time", "--kernels",
                    "--max-run-time", "0.1")
-    _, line = locate('raise RuntimeError(f"compiled call {model.compiled_calls}: the cache is '
-                     'full")', F)
+    _, line = locate('raise RuntimeError(f"compiled call {_CALLS[id(model), \'compiled\']}: '
+                     'the cache is "', F)
     assert _one_line_error(proc) == (
         "breakscan: error: timing the compiled model (inductor) failed: RuntimeError: compiled "
-        f"call 10: the cache is full at {F}:{line}")
+        f"call 10: the cache is full at {F}:{line}; call 1 with the same inputs succeeded")
     assert "PARTIAL REPORT: the scan stopped during timing (compiled)" in proc.stdout
 
 
@@ -80,8 +81,8 @@ def test_a_fixed_model_that_fails_later_fails_that_fix_only(tmp_path):
 
 
 @pytest.mark.parametrize("fails_on, call, stage", [
-    (3, "the compiled model's later call", "later call"),
-    (5, "the compiled model's counted call 2 of 3", "run-time counts"),
+    (3, "the compiled model's later call (call 2)", "later call"),
+    (5, "the compiled model's counted call 2 of 3 (call 4)", "run-time counts"),
 ])
 def test_a_model_failing_on_one_later_call_is_exit_3_not_breakscans_counter(
         tmp_path, fails_on, call, stage):
@@ -91,11 +92,12 @@ def test_a_model_failing_on_one_later_call_is_exit_3_not_breakscans_counter(
     dest = tmp_path / "scan.json"
     proc = run_cli(f"{F}:FailsOnOneLaterCall", "-s", "3,4", "--init-args",
                    json.dumps({"fails_on": fails_on}), "-f", "json", "-o", str(dest))
-    _, line = locate('raise RuntimeError(f"call {model.calls}: the ring buffer wrapped around")',
+    _, line = locate('raise RuntimeError(f"call {_CALLS[id(model)]}: the ring buffer wrapped '
+                     'around")',
                      F)
     assert _one_line_error(proc) == (
         f"breakscan: error: {call} failed: RuntimeError: call {fails_on}: the ring buffer "
-        f"wrapped around at {F}:{line}")
+        f"wrapped around at {F}:{line}; call 1 with the same inputs succeeded")
     doc = json.loads(dest.read_text())
     assert (doc["partial"], doc["stopped_at"]) == (True, stage)
     assert not [n for n in doc["notes"] if "counter failed" in n]

@@ -69,15 +69,15 @@ def test_an_input_the_code_accepts_precomputed_is_a_candidate():
 
 def test_a_flipped_switch_prints_code_that_runs():
     """wav2vec2's `_requires_grad` was printed as `module._requires_grad = not ...`."""
-    from breakscan.fixes.switches import Switch
+    from breakscan.fixes.switches import PathSwitch
 
-    switch = Switch("_requires_grad", "flip", False, classes=["Wav2Vec2FeatureEncoder"])
+    switch = PathSwitch("_requires_grad", "flip", False, classes=["Wav2Vec2FeatureEncoder"])
     code = switch.code()
     assert code.endswith("module._requires_grad = not module._requires_grad")
     assert switch.training_semantics  # it freezes the feature encoder in training
-    assert not Switch("use_cache", "flip", True).training_semantics
+    assert not PathSwitch("use_cache", "flip", True).training_semantics
     compile(code, "<switch>", "exec")
-    assert Switch("use_cache", "flip", True).code().startswith(
+    assert PathSwitch("use_cache", "flip", True).code().startswith(
         "model.config.use_cache = not model.config.use_cache")
 
 

@@ -115,7 +115,13 @@ def switch_target(loaded: Any, switch: Switch) -> None:
                              f"{', '.join(kwargs)}")
         loaded.kwargs = {**loaded.kwargs, **kwargs}
     if switch.compile_only is not None:
-        if not callable(getattr(model, switch.compile_only, None)):
+        from ..pipeline.call import compiled_part
+
+        try:
+            owner, method = compiled_part(model, switch.compile_only)
+        except AttributeError:
+            owner, method = None, ""
+        if not callable(getattr(owner, method, None)):
             raise UsageError(f"not applicable: the model has no {switch.compile_only}()")
         loaded.compile_only = switch.compile_only
 
@@ -272,7 +278,9 @@ def _time_against_original(original: Any, fixed: Any, fix: FixRequest, options: 
     from ..pipeline.interleaved import Variant, time_interleaved
 
     def variant(loaded: Any, **how: Any) -> Variant:
-        only = (loaded.model, loaded.compile_only) if loaded.compile_only else None
+        from ..pipeline.call import compiled_part
+
+        only = compiled_part(loaded.model, loaded.compile_only)
         return Variant(loaded.fn, loaded.args, loaded.kwargs, compile_only=only,
                        state=loaded.state, **how)
 

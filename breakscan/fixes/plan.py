@@ -10,6 +10,7 @@ in its own child process. The planner never imports torch.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -183,10 +184,18 @@ def _library_switches(result: ScanResult, before: FixMetrics) -> list[FixPlan]:
     plans = []
     for spec in library_switches():
         switch, how, applies = spec.switch, spec.setting, spec.applies
-        if switch.compile_only and result.method == "forward":
-            continue  # forward is what is compiled already
         hits = [b for b in result.breaks if b.owner != "user" and any(
             "/transformers/" in p for p, _ in _chain(b)) and applies(_chain(b))]
+        if hits and switch.compile_only and result.method == "forward":
+            # forward is compiled already: the driver loop (``self.lm.generate(...)``) is in
+            # it, so compile the inner model's forward and keep the loop eager
+            called = _inner_model_called(hits[0])
+            if called is None:
+                continue
+            inner, driver = called
+            switch = Switch(compile_only=f"{inner}.{switch.compile_only}")
+            how = (f"model.{inner}.forward = torch.compile(model.{inner}.forward)  # forward "
+                   f"itself not compiled: the {inner}.{driver}() loop in it stays eager")
         if hits:
             brk = hits[0]
             category = brk.root_category
@@ -195,6 +204,20 @@ def _library_switches(result: ScanResult, before: FixMetrics) -> list[FixPlan]:
                                      setting=how, file=brk.file, line=brk.line, before=before),
                                  {}, switch=switch))
     return plans
+
+
+_INNER_CALL = re.compile(r"\bself\.([A-Za-z_][\w.]*)\.(\w+)\(")
+
+
+def _inner_model_called(brk: Any) -> tuple[str, str] | None:
+    """The attribute path of the model the user's own frame calls into on the break's chain
+    and the method called (``("lm", "generate")`` for ``self.lm.generate(...)``), read from
+    that line; None when it is not one."""
+    frame = brk.user_frame
+    if frame is None or not frame.code:
+        return None
+    match = _INNER_CALL.search(frame.code)
+    return (match.group(1), match.group(2)) if match else None
 
 
 def _path_switches(result: ScanResult, before: FixMetrics) -> list[FixPlan]:
@@ -323,7 +346,8 @@ def unfixed(result: ScanResult, fixes: list[Fix]) -> list[str]:
     for rank, brk in enumerate(result.breaks, 1):
         places = {(brk.file, brk.line)} | ({(brk.user_frame.file, brk.user_frame.line)}
                                            if brk.user_frame else set())
-        if any((f.file, f.line) in places for f in fixes) or _switched(brk, fixes):
+        if any((f.file, f.line) in places for f in fixes) or _switched(brk, fixes) or \
+                any(rank in (f.removes or ()) for f in fixes) or _setting_tried(brk, fixes):
             continue
         category = brk.root_category
         if rule_for(category).no_automatic_fix:
@@ -337,6 +361,15 @@ def unfixed(result: ScanResult, fixes: list[Fix]) -> list[str]:
         out.append(f"no fix proposed for #{rank} ({brk.category} at "
                    f"{display_path(brk.file)}:{brk.line}): {why}")
     return out
+
+
+def _setting_tried(brk: Any, fixes: list[Fix]) -> bool:
+    """A setting this break's rule or Dynamo's hints for it name was tried (planned once per
+    model, at the first break that names it)."""
+    tried = {f.fix_id for f in fixes if f.kind == "setting" and f.status != "not tried"}
+    named = {spec.id for spec in fixes_for(brk.root_category, "setting")}
+    named |= {name for name, _ in hinted_settings(brk)}
+    return bool(tried & named)
 
 
 def _switched(brk: Any, fixes: list[Fix]) -> bool:

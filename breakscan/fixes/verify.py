@@ -71,10 +71,21 @@ def verify_fixes(target: str, options: ScanOptions, result: ScanResult, limits: 
                     else run.error
             else:
                 judge(fix, run.result, dynamic=bool(plan.dynamic))
+                fix.removes = removed_breaks(result, run.result.result, fix)
         fixes.append(fix)
         if on_fix:
             on_fix(fix)
     return fixes
 
 
-# --- the child side: apply one fix and rescan ------------------------------------------------
+
+
+def removed_breaks(result: ScanResult, fixed: ScanResult, fix: Fix) -> list[int] | None:
+    """The ranks (1-based) of ``result``'s root causes whose line the fixed scan no longer
+    breaks at; None for a source fix (its rewritten copy moves the lines) or when the fix broke
+    compilation (no scan to read)."""
+    if fix.kind == "source" or fix.status == "breaks compilation":
+        return None
+    after = {(brk.file, brk.line) for brk in fixed.breaks}
+    return [rank for rank, brk in enumerate(result.breaks, 1)
+            if (brk.file, brk.line) not in after]

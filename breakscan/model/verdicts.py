@@ -205,6 +205,10 @@ class Fix:
     # share of the outputs' magnitude): the drift the fix's compiled outputs are judged against.
     baseline_error: float | None = None
     random: bool = False  # the model draws random numbers: compiled with fallback_random
+    # The root causes (their ranks, 1-based) the fixed scan no longer has: a setting or switch
+    # is tried once per model and credited to each break it removes. None: not known (a
+    # source fix moves lines, so its breaks are not matched by line).
+    removes: list[int] | None = None
 
     def __post_init__(self) -> None:
         if self.verified and self.status == "not tried":  # built as verified (a recorded result)

@@ -48,9 +48,21 @@ class ModelCall:
             self.state.steady()
 
 
+def compiled_part(model: Any, dotted: str | None) -> tuple[Any, str] | None:
+    """``compile_only`` as (owner, method): ``"forward"`` of the model, ``"lm.forward"`` of its
+    submodule ``lm`` (a ``generate()`` loop in the model's own forward stays eager)."""
+    if not dotted:
+        return None
+    path, _, method = dotted.rpartition(".")
+    owner = model
+    for name in filter(None, path.split(".")):
+        owner = getattr(owner, name)
+    return owner, method
+
+
 def model_call(loaded: LoadedTarget, options: ScanOptions) -> ModelCall:
     """The call of a loaded target, with the scan's torch.compile settings."""
-    only = (loaded.model, loaded.compile_only) if loaded.compile_only else None
+    only = compiled_part(loaded.model, loaded.compile_only)
     return ModelCall(loaded.fn, loaded.args, loaded.kwargs, device=loaded.device,
                      training=loaded.training, compile_only=only, dynamic=options.dynamic,
                      compile_options=dict(options.compile_options), state=loaded.state)

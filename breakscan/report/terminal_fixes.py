@@ -51,6 +51,9 @@ def _print_fix(fix: Fix, console: Console) -> None:
         match = "" if fix.outputs_match is None else (
             " · outputs match" if fix.outputs_match else " · OUTPUTS DIFFER")
         console.print(Text(f"    {numbers}{match}", style="green" if fix.verified else ""))
+    if fix.removes and fix.verified:  # one setting or switch, credited to every break it removes
+        console.print(Text("    removes root causes " + ", ".join(f"#{r}" for r in fix.removes),
+                           style="green"))
     speed = speed_line(fix)
     if speed:
         console.print(Text(f"    {speed}", style=AB_STYLE.get(fix.ab.verdict, "")))

@@ -128,3 +128,20 @@ def test_json_names_the_state(tmp_path):
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(dest.read_text())
     assert doc["model_state"] == {"every_call": ["calls"], "first_call_only": [], "known": True}
+
+
+def test_one_setting_is_credited_to_every_root_cause_it_removes():
+    """Issue 44 §2: a setting is tried once per model; the root causes it removes are named
+    (JSON `removes`), and none of them is reported as "no fix proposed"."""
+    from breakscan import Limits
+    from breakscan.fixes.plan import unfixed
+    from breakscan.fixes.verify import verify_fixes
+
+    options = ScanOptions(input_shapes=("4,16",), timing=QUICK)
+    target = f"{CASES}:TwoScalarsOneSetting"
+    result = scan(target, options)
+    assert len(result.breaks) == 2
+    fixes = verify_fixes(target, options, result, Limits(), isolate=False)
+    (setting,) = [f for f in fixes if f.fix_id == "capture_scalar_outputs"]
+    assert setting.removes == [1, 2] and setting.status == "verified", setting.reason
+    assert unfixed(result, fixes) == []

@@ -252,6 +252,19 @@ def test_gpt2_generate_library_switch_compile_forward_is_verified():
     assert doc["unfixed"] == []  # the switch covers every break in the generation loop
 
 
+def test_generate_in_a_users_forward_gets_compile_forward_of_the_inner_model():
+    """Issue 44 §2: `self.lm.generate(...)` inside the user's forward: the fix compiles the
+    inner model's forward (`lm.forward`) and keeps the generation loop eager, verified."""
+    proc = run_cli(f"{HF}:GeneratesInForward", "-s", "1,8", "--dtype", "int64", "--fix",
+                   "--backend", "eager", "--max-run-time", "0.5", "-f", "json", timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    (fix,) = [f for f in doc["fixes"] if f["fix_id"] == "compile_forward"]
+    assert fix["setting"].startswith("model.lm.forward = torch.compile(model.lm.forward)")
+    assert fix["status"] in GAINED and fix["outputs_match"], fix["reason"]
+    assert fix["after"]["graph_count"] < fix["before"]["graph_count"]
+
+
 # -- "Advice you can act on" on real library code (issue 21) -------------------------------------
 
 def _fix_json(target: str, *args: str) -> dict:

@@ -38,10 +38,6 @@ class ModelCall:
         if self.state is not None:
             self.state.fresh()
 
-    @property
-    def keeps_state(self) -> bool:
-        return self.state is not None and self.state.keeps_state
-
     def steady(self) -> None:
         """Before a timed call, once natural calls failed: the model as after one call."""
         if self.state is not None:

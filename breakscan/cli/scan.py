@@ -149,7 +149,7 @@ def _fix(target: str, options, result, limits, write: bool) -> tuple[str, int] |
 
     Returns (error, exit code) when interrupted: nothing is written then.
     """
-    from ..fixes.plan import unfixed
+    from ..fixes.unfixed import unfixed
     from ..fixes.verify import FixesInterrupted, verify_fixes
     from ..fixes.write import write_fixes
 

@@ -1,7 +1,10 @@
 """``guard_side_effect``: a statement whose result no tensor computation uses, run only eagerly.
 
 Timers (``t0 = time.perf_counter()``), counters (``self.calls += 1``, ``COUNTS[k] += 1``),
-``torch.manual_seed(...)``, asserts, print/logging and ``warnings.warn`` are wrapped in
+``torch.manual_seed(...)``, asserts, checks and saves (``torch.testing.assert_close``,
+``torch.save``, ``np.save``), frame probes (``sys._getframe``, ``inspect.stack``), records (a
+named container filled by a statement, ``self.callers.append(...)``: what it fills counts as
+assigned), print/logging and ``warnings.warn`` are wrapped in
 ``if not torch.compiler.is_compiling():`` (Dynamo folds the test, so nothing breaks; an eager
 call still runs them). The print guard generalised: when a later statement reads what the
 guarded one assigns, that statement must be a side effect too and is guarded with it (a timer's
@@ -29,6 +32,16 @@ _TIMERS = frozenset({"time.perf_counter", "time.time", "time.monotonic", "time.p
 _SEEDS = frozenset({"torch.manual_seed", "torch.cuda.manual_seed", "torch.cuda.manual_seed_all",
                     "random.seed", "np.random.seed", "numpy.random.seed"})
 _IDENTITY = frozenset({"id", "hash"})
+# Checks and saves that only the host needs: their result is nothing the model computes.
+_HOST_CALLS = frozenset({"torch.save", "np.save", "numpy.save", "np.savez", "numpy.savez",
+                         "pickle.dump", "json.dump", "torch.testing.assert_allclose"})
+_HOST_PREFIXES = ("torch.testing.assert_", "np.testing.assert_", "numpy.testing.assert_")
+# Where am I / who called: a probe of the interpreter, never of a tensor.
+_PROBES = frozenset({"sys._getframe", "inspect.currentframe", "inspect.stack",
+                     "traceback.extract_stack", "traceback.format_stack", "os.getpid",
+                     "threading.get_ident", "socket.gethostname"})
+# A container filled by a statement (its receiver is what the statement "assigns").
+_MUTATORS = frozenset({"append", "extend", "add", "update", "insert", "appendleft"})
 _LOOPS = (cst.For, cst.While)
 
 
@@ -47,8 +60,13 @@ def _kind(stmt: cst.CSTNode) -> str | None:
         call = small.value
         if is_log_call(call):
             return "log"
-        if (get_full_name_for_node(call.func) or "") in _SEEDS:
+        name = get_full_name_for_node(call.func) or ""
+        if name in _SEEDS:
             return "seed"
+        if name in _HOST_CALLS or name.startswith(_HOST_PREFIXES):
+            return "check"
+        if _receiver(call):
+            return "record"  # self.callers.append(...): read later only by side effects
         return None
     if isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and small.value is not None:
         called = _called(small.value)
@@ -56,6 +74,8 @@ def _kind(stmt: cst.CSTNode) -> str | None:
             return "timer"
         if called & _IDENTITY:
             return "identity"
+        if called & _PROBES or any(c.startswith("sys._getframe") for c in called):
+            return "probe"
         if isinstance(small, cst.AugAssign) and isinstance(
                 small.value, (cst.Integer, cst.Float)) and not isinstance(small.target, cst.Name):
             return "counter"  # self.calls += 1, COUNTS[k] += 1
@@ -63,6 +83,29 @@ def _kind(stmt: cst.CSTNode) -> str | None:
                 isinstance(small.value, (cst.Integer, cst.Float)):
             return "counter"
     return None
+
+
+def _receiver(call: cst.Call) -> str | None:
+    """``self.callers`` of ``self.callers.append(...)``: a named container a statement fills."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value not in _MUTATORS:
+        return None
+    receiver = func.value
+    if isinstance(receiver, cst.Name):
+        return receiver.value
+    if isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and \
+            receiver.value.value == "self":
+        return f"self.{receiver.attr.value}"
+    return None
+
+
+def _filled(stmt: cst.CSTNode) -> list[str]:
+    """The container a ``record`` statement fills, as ``Tree.binds`` names it."""
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and \
+            isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, cst.Call):
+        found = _receiver(stmt.body[0].value)
+        return [found] if found else []
+    return []
 
 
 def _guarded(t: Tree, stmt: cst.CSTNode) -> str | None:
@@ -97,7 +140,7 @@ def _closure(t: Tree, fn: cst.FunctionDef, first: cst.CSTNode) -> list[cst.CSTNo
     group, todo = [first], [first]
     while todo:
         stmt = todo.pop()
-        bound = set(t.binds(stmt))
+        bound = set(t.binds(stmt)) | set(_filled(stmt))
         if not bound:
             continue
         for node in _later(t, fn, stmt):
@@ -111,8 +154,9 @@ def _closure(t: Tree, fn: cst.FunctionDef, first: cst.CSTNode) -> list[cst.CSTNo
             name = sorted(used)[0]
             if _kind(node) is None or _guarded(t, node) is not None:
                 what = "returned" if m.findall(node, m.Return()) else "used"
+                unset = "stay empty" if name in _filled(stmt) else "be unset"
                 raise Refuse(f"`{name}` is {what} later on line {t.line(node)} "
-                             f"(`{t.snippet(node)}`): guarded, it would be unset when compiled")
+                             f"(`{t.snippet(node)}`): guarded, it would {unset} when compiled")
             group.append(node)
             todo.append(node)
     return sorted(group, key=t.line)
@@ -123,7 +167,8 @@ def guard_side_effect(t: Tree, line: int) -> tuple[str, cst.Module]:
     in ``if not torch.compiler.is_compiling():``."""
     stmt = t.innermost((cst.SimpleStatementLine, cst.BaseCompoundStatement), line)
     if stmt is None or _kind(stmt) is None:
-        raise NotHere(f"no timer, counter, seed, assert or logging statement on line {line}")
+        raise NotHere(f"no timer, counter, seed, assert, check, probe, record or logging "
+                      f"statement on line {line}")
     fn = t.function_of(stmt)
     if fn is None:
         raise Refuse("the statement is not inside a function")

@@ -198,7 +198,7 @@ def scan_with_fix(request: FixRequest, on_stage: Callable[[str, Any], None],
     original = load_target(target, **options.load_options)
     with tempfile.TemporaryDirectory(prefix="breakscan-fix-",
                                      dir=os.environ.get("BREAKSCAN_WORK")) as tmp:
-        fixed = _fixed_copy(target, options.load_options, fix, original, Path(tmp))
+        fixed, changes = _fixed_copy(target, options.load_options, fix, original, Path(tmp))
         sets = shape_sets_for(fixed, options.vary_batch, list(options.shapes))
         config = resolved_config(dict(fix.config))
         env = _switched_env(fix)
@@ -217,10 +217,13 @@ def scan_with_fix(request: FixRequest, on_stage: Callable[[str, Any], None],
         except ModelError as exc:
             raise UsageError(f"not applicable: with it, the model fails: {exc}") from None
         found = FixedScan(result=result, same_outputs=compare_outputs(reference, expected),
-                          random=random or fixed_random)
+                          random=random or fixed_random, changes=changes)
         before = fix.before
         after = metrics(result, dynamic=bool(fix.dynamic))
-        if found.same_outputs.match and before is not None and result.compile_error is None \
+        # A switch that changes what the model computes is proved against its own eager run
+        # (time_interleaved compares each variant's compiled outputs with its own eager ones).
+        judged = found.same_outputs.match or fix.kind == "switch"
+        if judged and before is not None and result.compile_error is None \
                 and worth_timing(change(before, after)):
             from ..dynamo.session import nested_graph_breaks
             from ..pipeline.interleaved import ORIGINAL_FAILS
@@ -253,19 +256,56 @@ def _fixed_copy(target: str, load: dict[str, Any], fix: FixRequest, original: An
     from ..pipeline.state import CallState
 
     fixed = original
+    changes: list[str] = []
     if fix.kind == "source":
         removed = frozenset(a for _, attrs in fix.constants for a in attrs)
         fixed = _load_rewritten(target, load, fix.file, fix.new_source, original, tmp, removed)
     elif fix.kind == "switch" and fix.switch is not None:
         fixed = load_target(target, **load)  # a second copy, same seed: same weights
+        before = _structure(fixed.model)
         switch_target(fixed, fix.switch)
+        changes = _structure_changes(before, _structure(fixed.model))
     elif fix.kind == "constants":
         fixed = load_target(target, **load)
         if not apply_constants(fixed.model, dict(fix.constants)):
             raise UsageError("not applicable: no such attribute on the built model")
     if fixed is not original:  # its state as the fix left it (weights loaded, switch set)
         fixed.state = CallState(fixed.model)
-    return fixed
+    return fixed, changes
+
+
+Structure = tuple[dict[str, int], dict[str, bool], int]
+
+
+def _structure(model: Any) -> Structure:
+    """What a switch can take away from a model: its submodules (name -> parameter count),
+    its parameters (name -> whether it learns), and how many modules are in training mode."""
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        return {}, {}, 0
+    modules = {name: sum(p.numel() for p in m.parameters()) for name, m in model.named_modules()
+               if name}
+    learning = {name: p.requires_grad for name, p in model.named_parameters()}
+    return modules, learning, sum(m.training for m in model.modules())
+
+
+def _structure_changes(before: Structure, after: Structure) -> list[str]:
+    """What the switch changed in what the model computes or learns, in a person's words."""
+    changes = []
+    removed = [n for n in before[0] if n not in after[0]]
+    gone = [n for n in removed if not any(n.startswith(g + ".") for g in removed)]
+    if gone:
+        params = sum(before[0][n] for n in gone)
+        changes.append(f"removes {', '.join(gone[:3])}{' …' if len(gone) > 3 else ''} from the "
+                       f"model ({params:,} parameters no longer used)")
+    frozen = [n for n, learns in before[1].items() if learns and after[1].get(n) is False]
+    if frozen:
+        changes.append(f"stops {len(frozen)} parameter tensor(s) from learning "
+                       f"(requires_grad False)")
+    if after[2] < before[2]:
+        changes.append(f"puts {before[2] - after[2]} module(s) in eval mode")
+    return changes
 
 
 def _time_against_original(original: Any, fixed: Any, fix: FixRequest, options: ScanOptions,

@@ -19,6 +19,8 @@ from .gain import Change, change, change_text, decide, numbers_text
 DRIFT_FACTOR = 2.0  # a fix's compiled outputs may drift this many times the original's
 # In a switch's title (fixes/plan.py): layer drop, requires_grad, freezing; judged with care
 TRAINING_SEMANTICS = "(changes training semantics)"
+# A switch proved compiled against its own eager run that changes what the model computes.
+CHANGES_SEMANTICS = "verified: changes semantics"
 
 
 def metrics(result: ScanResult, *, dynamic: bool = False) -> FixMetrics:
@@ -49,13 +51,35 @@ def within_drift(fixed: Correctness | None, baseline: Correctness | None) -> boo
     return fixed.scaled_error <= DRIFT_FACTOR * baseline.scaled_error
 
 
-def _outputs_reason(fix: Fix, fixed: FixedScan) -> str | None:
-    """Why the fix's outputs count as changed, or None when they do not."""
+def semantics(fix: Fix, fixed: FixedScan) -> str | None:
+    """What a switch changes in what the model computes, against the original, in words a
+    person reads before applying it; None for a fix that keeps the model's computation (every
+    source fix and setting is judged on the original's outputs instead)."""
+    if fix.kind != "switch":
+        return None
+    parts = list(fixed.changes)
+    if not fixed.same_outputs.match:
+        parts.append(f"its outputs differ from the original model's "
+                     f"({fixed.same_outputs.message})")
+    if TRAINING_SEMANTICS in fix.title:
+        parts.append("it turns off a training behaviour (layer drop, masking, noise or "
+                     "freezing, by its name)" + ("" if not fixed.same_outputs.match else
+                                                 "; on these inputs the outputs are the same"))
+    return "; ".join(parts) or None
+
+
+def _outputs_reason(fix: Fix, fixed: FixedScan, changes: str | None = None) -> str | None:
+    """Why the fix's outputs count as changed, or None when they do not. A switch that changes
+    what the model computes (``changes``) is judged against its own eager run only."""
     same, compiled, baseline = fixed.same_outputs, fixed.compiled_outputs, fixed.baseline
+    if changes is not None:
+        if compiled is None:
+            return f"{changes}; its compiled run was not compared with its own eager run"
+        if not within_drift(compiled, baseline):
+            return (f"compiled, the switched model's outputs differ from its own eager run "
+                    f"further than compiling the original did: {compiled.message}")
+        return None
     if not same.match:
-        if TRAINING_SEMANTICS in fix.title:  # expected of such a switch
-            return ("changes training semantics, so the outputs differ (expected when this "
-                    "switch is off)")
         return f"outputs differ from the original model: {same.message}"
     if not within_drift(compiled, baseline):
         drift = f"{baseline.scaled_error:.2g}" if baseline and baseline.scaled_error is not \
@@ -78,7 +102,8 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
     failed = fixed.compile_error or (fixed.result.compile_error.message
                                      if fixed.result.compile_error else None)
     found = change(before, after)
-    outputs_reason = _outputs_reason(fix, fixed)
+    changes = semantics(fix, fixed)
+    outputs_reason = _outputs_reason(fix, fixed, changes)
     if fixed.ab is not None:  # both latencies from one process, never one from each
         fix.ab = fixed.ab
         fix.before = before = replace(before, compiled_s=fixed.ab.original.value)
@@ -89,6 +114,11 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
     fix.status = decide(found, compiles=not failed, outputs_same=outputs_reason is None,
                         timing=timing, eager_region=fix.fix_id == "disable_region")
     fix.reason = _reason(fix.status, found, before, after, failed, outputs_reason, fixed, fix)
+    if fix.status == "verified" and changes is not None:  # proved, but not the same model
+        fix.status = CHANGES_SEMANTICS
+        fix.reason = (f"changes what the model computes: {changes}. Compiled, the switched "
+                      f"model matches its own eager run; apply it only if that change is what "
+                      f"you want" + (f" ({fix.reason})" if fix.reason else ""))
     if fixed.rescued and not failed and outputs_reason is None and found.better:
         fix.status = "verified"  # torch.compile failed on the original; with it, it runs
         fix.reason = (f"the original fails compiled with this backend; with it, the model "
@@ -97,6 +127,8 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
     if fix.status == "breaks compilation":
         fix.after = None  # no graph was made: "22 -> 0 graphs" would read as a gain
     fix.verified = fix.status == "verified"
+    if changes is not None:
+        fix.changes = changes
 
 
 def _reason(status: str, found: Change, before: FixMetrics, after: FixMetrics,
@@ -114,10 +146,6 @@ def _reason(status: str, found: Change, before: FixMetrics, after: FixMetrics,
     if status == "verified":
         said = [f"a trade ({change_text(found)}), measurably faster{timed}"] if found.mixed \
             else []
-        if fix is not None and TRAINING_SEMANTICS in fix.title:
-            said.append("proven on the outputs only: the switch changes training semantics "
-                        "(which layers run or which weights learn), which comparing outputs "
-                        "cannot show; apply it only if that is what you want")
         return "; ".join(said) or None
     if status == "not tried":
         return f"{change_text(found)}, but its timing against the original did not run"

@@ -113,6 +113,13 @@ def _plan_user_sources(plans: list[FixPlan], seen: set, brk: Any, own_file: Path
             continue
         _plan_source(plans, seen, spec.id, category, brk.file, brk.line, None, own_file,
                      before, only_matched=spec.rule is None)
+    # A break moved to where its value came from (a check inside torch.testing.assert_close
+    # reported at the line computing what it checks): the statement that ran it is guarded.
+    for site in getattr(brk, "sites", None) or []:
+        if site.file == brk.file and site.line != brk.line and \
+                any(s.id == "guard_side_effect" for s in specs):
+            _plan_source(plans, seen, "guard_side_effect", category, brk.file, site.line, None,
+                         own_file, before, only_matched=True)
     if category == RNG.category:  # torch 2.14 breaks where the number is used: rewrite its draw
         for draw, _ in random_draws_used(brk.file, brk.line, getattr(brk, "code", "")):
             _plan_source(plans, seen, "torch_rng", category, brk.file, draw, None, own_file,
@@ -338,49 +345,3 @@ def _plan_constants(plans: list[FixPlan], brk: Any, target_file: Path | None,
             continue
         fix.diff = unified_diff(source, rewrite.new_source, display_path(file))
         plans.append(FixPlan(fix, {}, new_source=rewrite.new_source, constants=spec))
-
-
-def unfixed(result: ScanResult, fixes: list[Fix]) -> list[str]:
-    """``no fix proposed for #N: <why>`` for every break no fix was even tried for."""
-    out = []
-    for rank, brk in enumerate(result.breaks, 1):
-        places = {(brk.file, brk.line)} | ({(brk.user_frame.file, brk.user_frame.line)}
-                                           if brk.user_frame else set())
-        if any((f.file, f.line) in places for f in fixes) or _switched(brk, fixes) or \
-                any(rank in (f.removes or ()) for f in fixes) or _setting_tried(brk, fixes):
-            continue
-        category = brk.root_category
-        if rule_for(category).no_automatic_fix:
-            why = (f"breakscan has no automatic fix for this {category.replace('_', ' ')} break "
-                   "and Dynamo's hints name no setting; follow the advice above")
-        elif brk.owner != "user":
-            why = ("the break is in library code, which breakscan does not rewrite, and no "
-                   "setting applies; follow the advice above")
-        else:
-            why = "no rewrite applies to this line; follow the advice above"
-        out.append(f"no fix proposed for #{rank} ({brk.category} at "
-                   f"{display_path(brk.file)}:{brk.line}): {why}")
-    return out
-
-
-def _setting_tried(brk: Any, fixes: list[Fix]) -> bool:
-    """A setting this break's rule or Dynamo's hints for it name was tried (planned once per
-    model, at the first break that names it)."""
-    tried = {f.fix_id for f in fixes if f.kind == "setting" and f.status != "not tried"}
-    named = {spec.id for spec in fixes_for(brk.root_category, "setting")}
-    named |= {name for name, _ in hinted_settings(brk)}
-    return bool(tried & named)
-
-
-def _switched(brk: Any, fixes: list[Fix]) -> bool:
-    """A library switch that acts on this break's call chain was tried, or a switch on its
-    path (``switches.py``)."""
-    from .switches import switches_for
-
-    tried = {f.fix_id for f in fixes if f.kind == "switch"}
-    if any(spec.id in tried and spec.applies(_chain(brk)) for spec in library_switches()):
-        return True
-    return any(s.fix_id in tried for s in switches_for(brk))
-
-
-

@@ -20,7 +20,7 @@ from .records import (CompiledFrame, CompileError, Discrepancy, ExplainCounts, G
 from .verdicts import (ABTiming, Correctness, ExpectedCheck, Fix, GateResult, ModelStateReport,
                        TimingReport)
 
-SCHEMA_VERSION = "1.20"
+SCHEMA_VERSION = "1.21"
 
 
 def whole(value: float | None) -> str:
@@ -272,6 +272,9 @@ class FixedScan:
     # The original raises compiled with the timing backend (its scan's compile_error.backend)
     # and this fixed model compiles with it: nothing to time against, a failure removed.
     rescued: bool = False
+    # What a switch changes in the model, measured on the switched copy (submodules removed,
+    # parameters frozen, modules put in eval mode); empty for other fixes.
+    changes: list[str] = field(default_factory=list)
 
 
 @dataclass

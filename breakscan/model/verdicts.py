@@ -160,6 +160,12 @@ FIX_STATUSES = {
     "verified": "tried: fewer eager frames, graph calls, returns to Python, graphs, recompiles or "
                 "kernels and more of none, not slower (more of one: only when measurably "
                 "faster; a kernel rule's rewrite: fewer findings and faster); same outputs",
+    "verified: changes semantics": "tried on a switch that changes what the model computes "
+                                   "(a submodule removed, parameters frozen, a training "
+                                   "behaviour turned off, or other outputs): compiled, the "
+                                   "switched model matches its own eager run with a gain as "
+                                   "for verified; the reason says what it changes against the "
+                                   "original",
     "slower": "tried: fewer of something and more of nothing, but measurably slower (no gain)",
     "no effect": "tried: eager frames, graph calls, returns to Python, graphs, recompiles and "
                  "kernels unchanged",
@@ -209,6 +215,9 @@ class Fix:
     # is tried once per model and credited to each break it removes. None: not known (a
     # source fix moves lines, so its breaks are not matched by line).
     removes: list[int] | None = None
+    # A switch: what it changes in what the model computes, against the original (None: it
+    # keeps the model's computation, or it is not a switch).
+    changes: str | None = None
 
     def __post_init__(self) -> None:
         if self.verified and self.status == "not tried":  # built as verified (a recorded result)

@@ -13,7 +13,7 @@ from ..model.result import ScanResult
 from ..model.verdicts import CANDIDATE, Fix
 from .wording import fix_numbers, fixes_baseline, speed_line
 
-FIX_STYLE = {"verified": "bold green", "breaks compilation": "bold red",
+FIX_STYLE = {"verified": "bold green", "verified: changes semantics": "bold yellow", "breaks compilation": "bold red",
              "makes it worse": "bold red", "changes outputs": "bold red", "not tried": "dim"}
 AB_STYLE = {"faster": "green", "slower": "bold yellow"}  # a same-process timing's verdict
 
@@ -51,7 +51,7 @@ def _print_fix(fix: Fix, console: Console) -> None:
         match = "" if fix.outputs_match is None else (
             " · outputs match" if fix.outputs_match else " · OUTPUTS DIFFER")
         console.print(Text(f"    {numbers}{match}", style="green" if fix.verified else ""))
-    if fix.removes and fix.verified:  # one setting or switch, credited to every break it removes
+    if fix.removes and fix.status.startswith("verified"):  # one setting or switch, credited to every break it removes
         console.print(Text("    removes root causes " + ", ".join(f"#{r}" for r in fix.removes),
                            style="green"))
     speed = speed_line(fix)

@@ -25,7 +25,8 @@ RULE = Rule(
     matches=(Match("GB0124"),  # Tensor.item(), float(t), int(t)
              Match("GB0033")),  # data-dependent operator (aten._local_scalar_dense…)
     type_pattern=r"\.item\(\)|capture_scalar_outputs",
-    needs_host_value=True, constant_can_cause=True, setting_is_the_fix=True)
+    needs_host_value=True, constant_can_cause=True, setting_is_the_fix=True,
+    data_dependent=True)
 
 FIXES: tuple[FixSpec, ...] = (
     FixSpec("capture_scalar_outputs", "setting", "BS001",

@@ -26,7 +26,8 @@ RULE = Rule(
              Match("GB0035"),  # non-constant __bool__
              Match("GB0034")),  # data-dependent assert
     type_pattern=r"[Dd]ata-dependent branching|generic_jump",
-    constant_can_cause=True)
+    constant_can_cause=True,
+    data_dependent=True)
 
 FIXES: tuple[FixSpec, ...] = (
     FixSpec("torch_where", "source", "BS002",

@@ -27,7 +27,8 @@ RULE = Rule(
     # a NumPy random draw turned into a list is an RNG break first (rng, BS015)
     code_matches=(Match("GB0033", r"^(?!.*\b(np|numpy)\.random\.).*\.tolist\(\)"),),
     ids="GB0157 GB0158 GB0159 GB0232 GB0250 GB0300",
-    no_automatic_fix=True)
+    no_automatic_fix=True,
+    data_dependent=True)
 
 
 @register(METHOD_CHECKS, RULE)

@@ -23,7 +23,8 @@ RULE = Rule(
              Match("GB0037"),
              Match("GB0246")),  # one_hot with data-dependent shape
     type_pattern=r"[Dd]ynamic shape operator|nonzero",
-    constant_can_cause=True)
+    constant_can_cause=True,
+    data_dependent=True)
 
 FIXES: tuple[FixSpec, ...] = (
     FixSpec("capture_dynamic_output_shape_ops", "setting", "BS005",

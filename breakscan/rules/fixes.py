@@ -53,9 +53,21 @@ FIXES: tuple[FixSpec, ...] = (
             title="draw the random number from torch's generator",
             rewrite="torch_ops"),
     FixSpec("guard_side_effect", "source", None,
-            also_for=("unsupported_call", "rng", "print", "side_effect", "object_identity"),
+            also_for=("unsupported_call", "rng", "print", "side_effect", "object_identity",
+                      "data_dependent_branch", "item", "tolist_numpy", "dynamo_limitation"),
             title="run a side effect only eagerly: guard it with torch.compiler.is_compiling()",
             rewrite="effects"),
+    # Host code done by torch ops (fixes/host_equivalents.py): a math call, a storage size or
+    # apply_ on a tensor; a Python container indexed by a tensor's value.
+    FixSpec("torch_equivalent", "source", None,
+            also_for=("item", "unsupported_call", "dynamo_limitation", "data_dependent_branch",
+                      "data_dependent_value"),
+            title="compute it with the torch equivalent of the host call",
+            rewrite="host_equivalents"),
+    FixSpec("tensor_lookup", "source", None,
+            also_for=("item", "data_dependent_value", "data_dependent_branch"),
+            title="look the container up by a tensor index instead of a Python number",
+            rewrite="host_equivalents"),
     # An untraceable helper of the user's file made one opaque op (fixes/escape.py: custom_op,
     # leaf_function, nonstrict_trace or opaque_function, as the installed torch offers).
     FixSpec("escape_hatch", "source", None,

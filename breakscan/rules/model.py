@@ -99,6 +99,8 @@ class Rule:
     # cause and its change; the family's ``suggestion`` covers the others.
     advice_by_id: tuple[tuple[str, str], ...] = ()
     # What the analysis and --fix do with the family, declared here (read where named):
+    data_dependent: bool = False  # it needs a Python value of a tensor's data by design: with
+    # no fix, fixes/unfixed.py says so
     needs_host_value: bool = False  # the break needs a value on the host: a loop over a tensor's
     # rows whose variables it uses becomes its root cause (analysis/loops.py)
     constant_can_cause: bool = False  # a module's tensor constant can be the value it tests

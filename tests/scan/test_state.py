@@ -134,7 +134,7 @@ def test_one_setting_is_credited_to_every_root_cause_it_removes():
     """Issue 44 §2: a setting is tried once per model; the root causes it removes are named
     (JSON `removes`), and none of them is reported as "no fix proposed"."""
     from breakscan import Limits
-    from breakscan.fixes.plan import unfixed
+    from breakscan.fixes.unfixed import unfixed
     from breakscan.fixes.verify import verify_fixes
 
     options = ScanOptions(input_shapes=("4,16",), timing=QUICK)

@@ -347,7 +347,10 @@ def test_bart_layerdrop_switch_found_on_the_path_and_tried():
     assert "BartEncoder/BartDecoder.layerdrop = 0.0 (changes training semantics)" in \
         switch["title"]
     assert (switch["before"]["graph_count"], switch["after"]["graph_count"]) == (8, 1)
-    assert switch["status"] in ("verified", "changes outputs")
+    # proved against its own eager run, never plain verified: it changes what the model does
+    assert switch["status"] in ("verified: changes semantics", "slower"), switch["reason"]
+    assert switch["changes"].endswith("it turns off a training behaviour (layer drop, masking, "
+                                      "noise or freezing, by its name)")
     assert doc["unfixed"] == []  # the switch covers the encoder's and the decoder's break
 
 

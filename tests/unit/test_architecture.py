@@ -323,6 +323,7 @@ NOT_A_CATEGORY = {
     ("fixes/escape.py", "escape_hatch"): "the fix id",
     ("fixes/escape.py", "item"): "the Tensor method",
     ("fixes/where.py", "item"): "the Tensor method",
+    ("fixes/host_equivalents.py", "item"): "the Tensor method",
     ("lint/tensors.py", "item"): "the Tensor method",
     ("fixes/escape.py", "print"): "the builtin",
     ("fixes/syntax.py", "print"): "the builtin",

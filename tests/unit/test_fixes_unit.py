@@ -137,3 +137,24 @@ def test_hinted_settings_are_read_in_any_wording_and_from_hints_only():
     assert hinted_settings(seed) == [("dont_skip_tracing", True)]
     rnn = SimpleNamespace(explanation="", hints=["Set torch._dynamo.config.allow_rnn=True"])
     assert hinted_settings(rnn) == [("allow_rnn", True)]
+
+
+def test_no_fix_says_why_and_what_leaving_it_costs():
+    """Issue 44 §5: when nothing applies, one line why (fundamental in Dynamo's registry,
+    data-dependent by design, library code) and the break's measured cost per call."""
+    from types import SimpleNamespace
+
+    from breakscan.fixes.unfixed import _why_no_fix
+
+    def brk(category, owner="user", classes=(), cost=None):
+        return SimpleNamespace(root_category=category, owner=owner, hint_classes=list(classes),
+                               cost_s_per_call=cost)
+
+    assert _why_no_fix(brk("other", classes=["FUNDAMENTAL"], cost=3.05e-5)) == (
+        "Dynamo's registry marks this break fundamental: Dynamo will not trace it; left as it "
+        "is, it costs 30.5 µs per call (measured); follow the advice above")
+    assert _why_no_fix(brk("item")) == (
+        "the code needs a Python value of a tensor's data (data-dependent by design), and no "
+        "tensor form of it was found; follow the advice above")
+    assert _why_no_fix(brk("context_manager", owner="library", cost=0.0021)).endswith(
+        "left as it is, it costs 2.1 ms per call (measured); follow the advice above")

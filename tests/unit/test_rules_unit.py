@@ -34,8 +34,9 @@ def test_one_registry_every_fix_and_lint_check_belongs_to_a_rule():
     for spec in FIXES.values():
         assert spec.rule is None or spec.id in RULES_BY_ID[spec.rule].fixes, spec
         assert (spec.kind == "setting") == bool(spec.config), spec
-    assert [f.id for f in fixes_for("item", "source")] == ["print_guard",
-                                                          "escape_hatch"]  # also_for
+    assert [f.id for f in fixes_for("item", "source")] == [
+        "print_guard", "guard_side_effect", "torch_equivalent", "tensor_lookup",
+        "escape_hatch"]  # also_for
     for category in lint_rules.CATEGORIES:
         assert category in RULES_BY_CATEGORY, category
     # at least these (a new family's check adds its own: nothing here to edit)

@@ -63,10 +63,16 @@ def test_every_source_fix_has_a_fixture_pair_and_a_refusal():
     assert set(pairs.values()) == refusals == set(SOURCE_FIXES)
 
 
-@pytest.mark.parametrize("case", sorted(p.name[:-len(".in.py")] for p in LIBRARY.glob("*.in.py")))
+# The groups this module runs: library/ (fixes at a library call) and host/ (host code done by
+# torch ops, a container indexed by a tensor: fixes/host_equivalents.py).
+GROUPS = (LIBRARY, ROOT / "host")
+
+
+@pytest.mark.parametrize("case", sorted(p.relative_to(ROOT).as_posix()[:-len(".in.py")]
+                                        for g in GROUPS for p in g.glob("*.in.py")))
 def test_library_fixture_pair(case):
-    src = (LIBRARY / f"{case}.in.py").read_text()
-    expected = (LIBRARY / f"{case}.out.py").read_text()
+    src = (ROOT / f"{case}.in.py").read_text()
+    expected = (ROOT / f"{case}.out.py").read_text()
     line, fix_id, call = marker(src)
     rw = propose_rewrite(src, line, fix_id, call=call)
     assert rw.refused is None, rw.refused
@@ -74,10 +80,10 @@ def test_library_fixture_pair(case):
     assert rw.new_source == expected, unified_diff(expected, rw.new_source or "", case)
 
 
-@pytest.mark.parametrize("case", sorted(p.name[:-len(".refuse.py")]
-                                        for p in LIBRARY.glob("*.refuse.py")))
+@pytest.mark.parametrize("case", sorted(p.relative_to(ROOT).as_posix()[:-len(".refuse.py")]
+                                        for g in GROUPS for p in g.glob("*.refuse.py")))
 def test_library_fixture_refusal(case):
-    src = (LIBRARY / f"{case}.refuse.py").read_text()
+    src = (ROOT / f"{case}.refuse.py").read_text()
     line, fix_id, call = marker(src)
     want = re.search(r"# refuse: (.+)", src).group(1).strip()
     rw = propose_rewrite(src, line, fix_id, call=call)

@@ -104,6 +104,17 @@ def owner_of(path: str) -> Owner:
     return "user"
 
 
+def package_path(path: str) -> str | None:
+    """A file's path inside the installed package holding it (``transformers/models/bert/
+    modeling_bert.py``), from the last package folder (site-packages) on; None for a file in no
+    package folder, or a lone module there (no package to name)."""
+    parts = os.path.abspath(path).split(os.sep)
+    at = max((i for i, p in enumerate(parts) if p in _PACKAGE_FOLDERS), default=None)
+    if at is None or len(parts) - at < 3:
+        return None
+    return "/".join(parts[at + 1:])
+
+
 def is_user_file(path: str) -> bool:
     """A real file of the user's own code (not generated ``<string>`` code, not breakscan)."""
     return not path.startswith("<") and owner_of(path) == "user" and not is_own_file(path)

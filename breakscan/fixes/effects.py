@@ -2,16 +2,16 @@
 
 Timers (``t0 = time.perf_counter()``), counters (``self.calls += 1``, ``COUNTS[k] += 1``),
 ``torch.manual_seed(...)``, asserts, checks and saves (``torch.testing.assert_close``,
-``torch.save``, ``np.save``), frame probes (``sys._getframe``, ``inspect.stack``), records (a
-named container filled by a statement, ``self.callers.append(...)``: what it fills counts as
-assigned), print/logging and ``warnings.warn`` are wrapped in
-``if not torch.compiler.is_compiling():`` (Dynamo folds the test, so nothing breaks; an eager
-call still runs them). The print guard generalised: when a later statement reads what the
-guarded one assigns, that statement must be a side effect too and is guarded with it (a timer's
-``t0`` and the line that stores the elapsed time); any other later use (a tensor computation,
-a ``return``) refuses, since compiled the name would be unset. A compiled call no longer runs
-the statement at all (a counter stops counting there): the verifier compares outputs, which is
-what the fix promises to keep.
+``torch.save``, ``np.save``, an ``if`` whose block only raises, warns or logs), frame probes
+(``sys._getframe``, ``inspect.stack``), records (a named container filled by a statement,
+``self.callers.append(...)``: what it fills counts as assigned), print/logging and
+``warnings.warn`` are wrapped in ``if not torch.compiler.is_compiling():`` (Dynamo folds the test,
+so nothing breaks; an eager call still runs them). The print guard generalised: when a later
+statement reads what the guarded one assigns, that statement must be a side effect too and is
+guarded with it (a timer's ``t0`` and the line that stores the elapsed time); any other later use
+(a tensor computation, a ``return``) refuses, since compiled the name would be unset. A compiled
+call no longer runs the statement at all (a counter stops counting there): the verifier compares
+outputs, which is what the fix promises to keep.
 """
 
 from __future__ import annotations
@@ -49,8 +49,27 @@ def _called(node: cst.CSTNode) -> set[str]:
     return {get_full_name_for_node(c.func) or "" for c in m.findall(node, m.Call())}
 
 
+def _only_checks(block: cst.BaseSuite) -> bool:
+    """Every statement of the block raises, warns or logs: a check, nothing computed."""
+    body = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    for stmt in body:
+        smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else None
+        if not smalls:
+            return False
+        for small in smalls:
+            if isinstance(small, cst.Raise):
+                continue
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and \
+                    is_log_call(small.value):
+                continue
+            return False
+    return True
+
+
 def _kind(stmt: cst.CSTNode) -> str | None:
     """What side effect a one-statement line is, or None when it is not one."""
+    if isinstance(stmt, cst.If) and stmt.orelse is None and _only_checks(stmt.body):
+        return "check"  # `if torch.isnan(h).any(): raise ValueError(...)`
     if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
         return None
     small = stmt.body[0]
@@ -187,7 +206,8 @@ def guard_side_effect(t: Tree, line: int) -> tuple[str, cst.Module]:
                                   leading_lines=node.leading_lines)]
     more = [str(t.line(n)) for n in group if n is not stmt]
     also = f" (and line{'s' if len(more) > 1 else ''} {', '.join(more)})" if more else ""
-    return (f"run `{t.snippet(stmt)}`{also} only eagerly: guard it with "
+    what = f"if {t.snippet(stmt.test)}: ..." if isinstance(stmt, cst.If) else t.snippet(stmt)
+    return (f"run `{what}`{also} only eagerly: guard it with "
             "torch.compiler.is_compiling()", t.replace(edits))
 
 

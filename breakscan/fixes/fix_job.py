@@ -265,6 +265,11 @@ def _fixed_copy(target: str, load: dict[str, Any], fix: FixRequest, original: An
         before = _structure(fixed.model)
         switch_target(fixed, fix.switch)
         changes = _structure_changes(before, _structure(fixed.model))
+    elif fix.kind == "library" and fix.file and fix.new_source is not None:
+        from .library_patch import patch_model
+
+        fixed = load_target(target, **load)  # a second copy, same seed: same weights
+        patch_model(fixed.model, fix.file, fix.new_source, tmp)
     elif fix.kind == "constants":
         fixed = load_target(target, **load)
         if not apply_constants(fixed.model, dict(fix.constants)):

@@ -15,7 +15,8 @@ tensor's value (``tensor_lookup``): the break's Python computation done by torch
   module defines): every entry as one tensor (called on the same arguments when the entry is
   called), picked by the position of the tensor's value among the keys
   (``.index_select(0, torch.tensor(keys).eq(t).int().argmax().view(1))[0]``: indexing by a
-  0-d tensor would read it as a Python int, a break again). Every entry is computed (a head per task: n
+  0-d tensor would read it as a Python int, a break again). Every entry is computed (a head per
+  task: n
   times the work of one), and a value no key has picks the first entry where Python raised
   ``KeyError``; both are said in the title.
 """

@@ -30,6 +30,7 @@ from ..rules.model import Switch
 from ..rules.recompiles import SHAPE_BRANCH
 from ..sources import source_tree, target_file
 from .judge import TRAINING_SEMANTICS, metrics
+from .library_patch import plan_library_patches
 from .settings import dynamo_config, hinted_settings
 
 # Source fixes tried only when no other source fix rewrote the break's line, refused quietly.
@@ -72,7 +73,10 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
             continue
         if brk.owner == "user":
             _plan_user_sources(plans, seen, brk, own_file, before)
-        elif brk.user_frame is not None:
+        else:  # a break inside an installed library: the rewrite on a patched copy
+            for fix, patched in plan_library_patches(brk, before, seen):
+                plans.append(FixPlan(fix, {}, new_source=patched))
+        if brk.owner != "user" and brk.user_frame is not None:
             # A break inside a library: act at the user's own call into it, without editing
             # the library (run that call eagerly; or hand it Python numbers from a loop).
             callee = _callee_after(brk)

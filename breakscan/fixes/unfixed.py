@@ -39,11 +39,12 @@ def _why_no_fix(brk: Any) -> str:
         why = (f"breakscan has no automatic fix for this {category.replace('_', ' ')} break "
                "and Dynamo's hints name no setting")
     elif brk.owner != "user":
-        why = "the break is in library code, which breakscan does not rewrite, and no setting applies"
+        why = ("the break is in library code, no rewrite of it applies, and no setting "
+               "applies")
     else:
         why = "no rewrite applies to this line"
     cost = getattr(brk, "cost_s_per_call", None)
-    if cost is not None:
+    if cost:  # measured and not nil (a break that runs nothing of its own costs no time)
         left = f"{cost * 1e6:.1f} µs" if cost < 1e-3 else f"{cost * 1e3:.1f} ms"
         return f"{why}; left as it is, it costs {left} per call (measured); follow the advice above"
     return f"{why}; follow the advice above"

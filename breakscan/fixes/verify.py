@@ -82,9 +82,9 @@ def verify_fixes(target: str, options: ScanOptions, result: ScanResult, limits: 
 
 def removed_breaks(result: ScanResult, fixed: ScanResult, fix: Fix) -> list[int] | None:
     """The ranks (1-based) of ``result``'s root causes whose line the fixed scan no longer
-    breaks at; None for a source fix (its rewritten copy moves the lines) or when the fix broke
-    compilation (no scan to read)."""
-    if fix.kind == "source" or fix.status == "breaks compilation":
+    breaks at; None for a source fix or a library patch (its rewritten copy moves the lines)
+    or when the fix broke compilation (no scan to read)."""
+    if fix.kind in ("source", "library") or fix.status == "breaks compilation":
         return None
     after = {(brk.file, brk.line) for brk in fixed.breaks}
     return [rank for rank, brk in enumerate(result.breaks, 1)

@@ -67,8 +67,9 @@ class OutputsRequest:
 class FixRequest:
     """One planned fix applied to the target, rescanned, its outputs compared and timed
     (``--fix``); ``fixes/plan.FixPlan.request`` writes it. ``kind`` says which of the other
-    fields the child applies: a setting's ``config``, ``dynamic``, a source fix's ``file`` and
-    ``new_source``, a ``switch``, or ``constants`` (class -> attributes made Python values)."""
+    fields the child applies: a setting's ``config``, ``dynamic``, a source fix's (or a library
+    patch's) ``file`` and ``new_source``, a ``switch``, or ``constants`` (class -> attributes
+    made Python values)."""
 
     target: str
     options: ScanOptions

@@ -187,7 +187,7 @@ class Fix:
 
     rule: str  # catalogue id, e.g. "BS003"
     fix_id: str  # print_guard | torch_where | capture_scalar_outputs | ... (see fixes.py)
-    kind: str  # setting | source
+    kind: str  # setting | source | switch | constants | library (a patch of an installed file)
     title: str
     category: str
     file: str | None = None  # the break it targets (source fixes: the file rewritten)

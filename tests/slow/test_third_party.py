@@ -546,6 +546,23 @@ def test_a_scheduler_loop_is_verified_through_set_begin_index():
     assert "DPMSolverMultistepScheduler.set_begin_index(0)" in fix["title"]
 
 
+def test_a_scheduler_wrapper_that_keeps_state_is_verified_from_fresh_state():
+    """A user's Euler sampler step: `scheduler._step_index` advances on every call, so the
+    second eager call differs from the first. Said once; every compared run starts from the
+    state the model was built with, so the unfixed model is not "outputs differ" and the
+    scheduler's own set_begin_index(0) and running the step eagerly both verify from fresh
+    state with the same outputs (issue 44 §1)."""
+    doc = _fixes_of(f"{FIXM}:EulerStep", "-s", "1,3,8,8", "--backend", "eager")
+    assert doc["model_state"]["every_call"] == ["scheduler._step_index"]
+    assert any("keeps state between calls" in n and "scheduler._step_index" in n
+               for n in doc["notes"])
+    begin = _fix(doc, "switch:set_begin_index(0)")
+    assert begin["outputs_match"] and begin["status"] in ("verified", "slower"), begin["reason"]
+    assert _graphs(begin) == (7, 4)
+    eager_step = _fix(doc, "disable_call")
+    assert eager_step["outputs_match"] and _graphs(eager_step) == (7, 1)
+
+
 def test_an_environment_switch_is_verified_on_llava():
     """transformers' torch_compilable_check returns early under
     TRANSFORMERS_DISABLE_TORCH_CHECK=1; the break is reported at LLaVA's own line."""
@@ -573,3 +590,30 @@ def test_precomputed_inputs_are_advised_and_a_trade_is_not_verified_unless_faste
     else:
         assert trade["status"] == "makes it worse" and "worse: graph calls per call, graphs" in \
             trade["reason"]
+
+
+def test_a_transformers_library_check_is_patched_on_a_copy_and_proved():
+    """Wav2Vec2ForCTC fine-tuned with labels: `if labels is not None and labels.max() >=
+    self.config.vocab_size: raise` breaks inside transformers. --fix proposes a patch of the
+    installed file (the check guarded by torch.compiler.is_compiling()), proves it in the fix's
+    child on a patched copy (4 -> 3 graphs, same outputs; the CTC loss's own breaks stay) and
+    labels the diff with the package, its version and the path inside it; site-packages is not
+    written."""
+    import hashlib
+
+    from importlib.metadata import version
+
+    file = _installed("transformers", "models/wav2vec2/modeling_wav2vec2.py")
+    before = hashlib.sha256(file.read_bytes()).hexdigest()
+    doc = _fix_json(f"{HF}:wav2vec2_ctc", "--inputs", f"{HF}:ctc_inputs")
+    (patch,) = [f for f in doc["fixes"] if f["kind"] == "library"]
+    line = _line_of(file, "if labels is not None and labels.max() >= self.config.vocab_size:")
+    assert (patch["fix_id"], patch["file"], patch["line"]) == ("guard_side_effect", str(file),
+                                                               line)
+    assert patch["title"].startswith(
+        f"patch transformers {version('transformers')} "
+        "(transformers/models/wav2vec2/modeling_wav2vec2.py): run `if labels is not None")
+    assert patch["diff"].startswith("--- a/transformers/models/wav2vec2/modeling_wav2vec2.py\n")
+    assert (patch["before"]["graph_count"], patch["after"]["graph_count"]) == (4, 3)
+    assert patch["outputs_match"] and patch["status"] in ("verified", "slower"), patch["reason"]
+    assert hashlib.sha256(file.read_bytes()).hexdigest() == before

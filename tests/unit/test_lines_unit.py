@@ -146,3 +146,17 @@ def test_lint_reports_sizes_from_iterating_a_tensor_at_the_for_line_once():
     assert (finding.line, finding.code) == (8, "for t, h, w in grid_thw:")
     assert "`t, h, w` used as sizes (line 9)" in finding.message
     assert "`.tolist()` before the loop" in finding.message
+
+
+def test_package_path_is_the_path_inside_the_installed_package():
+    """A file in a package folder is named from its top package on (a library patch's diff and
+    title); the user's code and a lone module there have none."""
+    from breakscan.frames import package_path
+
+    site = "/venv/lib/python3.11/site-packages"
+    assert package_path(f"{site}/transformers/models/bert/modeling_bert.py") == \
+        "transformers/models/bert/modeling_bert.py"
+    assert package_path("/usr/lib/python3/dist-packages/toylib/__init__.py") == \
+        "toylib/__init__.py"
+    assert package_path(f"{site}/six.py") is None
+    assert package_path("/home/me/project/model.py") is None

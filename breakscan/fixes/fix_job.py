@@ -84,6 +84,9 @@ def switch_target(loaded: Any, switch: Switch) -> None:
 
     model = loaded.model
     path = switch.path
+    if switch.warm_up:
+        _warm_up(loaded)
+        return
     if path is not None and path.kind == "input":
         _pass_precomputed(loaded, path)
         return
@@ -124,6 +127,19 @@ def switch_target(loaded: Any, switch: Switch) -> None:
         if not callable(getattr(owner, method, None)):
             raise UsageError(f"not applicable: the model has no {switch.compile_only}()")
         loaded.compile_only = switch.compile_only
+
+
+def _warm_up(loaded: Any) -> None:
+    """One eager call, as the user's warm-up would make before compiling: what the first call
+    builds or sets (a table, a cached property, a flag) is there when Dynamo first traces."""
+    from ..errors import UsageError, describe
+    from ..pipeline.outputs import eager_call, reseed
+
+    reseed()
+    try:
+        eager_call(loaded)
+    except Exception as exc:  # the model's own failure: nothing to warm up with
+        raise UsageError(f"not applicable: the warm-up call failed: {describe(exc)}") from None
 
 
 def _pass_precomputed(loaded: Any, path: PathSetting) -> None:

@@ -91,6 +91,7 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
                 _plan_source(plans, seen, spec.id, finding.category, finding.file, finding.line,
                              None, own_file, before)
     plans.extend(_library_switches(result, before))
+    plans.extend(_warm_up(result, before))
     plans.extend(_path_switches(result, before))
     if result.recompiles is not None and result.recompiles.recompiles and \
             result.recompiles.dynamic_helps is not False and \
@@ -249,6 +250,22 @@ def _path_switches(result: ScanResult, before: FixMetrics) -> list[FixPlan]:
                                  file=brk.file, line=brk.line, before=before), {},
                              switch=switch.request()))
     return plans
+
+
+def _warm_up(result: ScanResult, before: FixMetrics) -> list[FixPlan]:
+    """One eager call before compiling, for breaks only the first call takes (a lazy table, a
+    one-time warning): once per model, at the first such break."""
+    first = [b for b in result.breaks if getattr(b, "calls", None) == "first_only"]
+    if not first:
+        return []
+    spec = FIXES["warm_up"]
+    brk = first[0]
+    lines = ", ".join(f"{display_path(b.file)}:{b.line}" for b in first[:3])
+    return [FixPlan(Fix(rule=rule_id(brk.root_category), fix_id=spec.id, kind="switch",
+                        title=f"warm up: call the model once, eagerly, before compiling it "
+                              f"(the first call alone breaks at {lines})",
+                        category=brk.root_category, setting=spec.setting, file=brk.file,
+                        line=brk.line, before=before), {}, switch=spec.switch)]
 
 
 def _chain(brk: Any) -> Chain:

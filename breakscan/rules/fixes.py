@@ -31,6 +31,12 @@ def _through_generation(chain: Chain) -> bool:
                for path, _ in chain)
 
 
+def _first_call_only(chain: Chain) -> bool:
+    """Never by a call chain: ``warm_up`` is offered for a break only the first call takes
+    (``fixes/plan.py``), whatever its chain."""
+    return False
+
+
 FIXES: tuple[FixSpec, ...] = (
     FixSpec("disable_call", "source", None,
             title="run `{call}(...)` eagerly: wrap it in torch.compiler.disable",
@@ -101,6 +107,11 @@ FIXES: tuple[FixSpec, ...] = (
             applies=_through_experts),
     FixSpec("use_cache=False", "switch", None, "model(..., use_cache=False)",
             switch=Switch(kwargs=(("use_cache", False),)), applies=_through_cache),
+    # A first-access construct (a table built on the first call, a functools.cached_property
+    # taking a lock, a warning issued once): call the model once before compiling it.
+    FixSpec("warm_up", "switch", None,
+            "model(*example_inputs)  # once, eagerly, before the first compiled call",
+            switch=Switch(warm_up=True), applies=_first_call_only),
     FixSpec("compile_forward", "switch", None,
             "model.forward = torch.compile(model.forward); model.generate(...) (not all of "
             "generate)", switch=Switch(compile_only="forward"), applies=_through_generation),

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import FIXTURES, GAINED, fixes_in_process
+from conftest import FIXTURES, GAINED, ROOT, fixes_in_process
 
 CASES = FIXTURES / "models" / "strategy_cases.py"
+SAMPLES = ROOT / "sample_models"
 
 
 @pytest.mark.parametrize("name, fix_id, graphs, title", [
@@ -40,3 +41,18 @@ def test_the_strategy_removes_the_break_with_the_same_outputs(name, fix_id, grap
     assert fix["before"]["breaks"] == 1 and fix["after"]["breaks"] == 0, fix["reason"]
     assert (fix["before"]["graph_count"], fix["after"]["graph_count"]) == graphs
     assert fix["status"] in GAINED, fix["reason"]
+
+
+@pytest.mark.parametrize("name", ["LazyScale", "WarnOnce"])
+def test_a_first_access_construct_is_warmed_up_before_compiling(name):
+    """A scale set from the first batch (`.item()` once), a warning issued once: only the first
+    call breaks. One eager call before compiling (the warm-up a user writes) and the first
+    compiled call has no break: 2 -> 1 graphs, the same outputs as the original's first call."""
+    fixes = fixes_in_process(f"{SAMPLES}/first_call.py:{name}", "8,16")
+    (fix,) = [f for f in fixes if f["fix_id"] == "warm_up"]
+    assert fix["kind"] == "switch" and fix["setting"].startswith("model(*example_inputs)")
+    assert fix["title"].startswith("warm up: call the model once, eagerly, before compiling it "
+                                   "(the first call alone breaks at sample_models/first_call.py:")
+    assert (fix["before"]["graph_count"], fix["after"]["graph_count"]) == (2, 1)
+    assert fix["outputs_match"] and fix["status"] in GAINED, fix["reason"]
+    assert fix["changes"] is None  # it keeps what the model computes

@@ -72,10 +72,8 @@ def _outputs_reason(fix: Fix, fixed: FixedScan, changes: str | None = None) -> s
     """Why the fix's outputs count as changed, or None when they do not. A switch that changes
     what the model computes (``changes``) is judged against its own eager run only."""
     same, compiled, baseline = fixed.same_outputs, fixed.compiled_outputs, fixed.baseline
-    if changes is not None:
-        if compiled is None:
-            return f"{changes}; its compiled run was not compared with its own eager run"
-        if not within_drift(compiled, baseline):
+    if changes is not None:  # no compiled run (no gain, nothing timed): nothing to judge
+        if compiled is not None and not within_drift(compiled, baseline):
             return (f"compiled, the switched model's outputs differ from its own eager run "
                     f"further than compiling the original did: {compiled.message}")
         return None
@@ -120,10 +118,13 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
                       f"model matches its own eager run; apply it only if that change is what "
                       f"you want" + (f" ({fix.reason})" if fix.reason else ""))
     if fixed.rescued and not failed and outputs_reason is None and found.better:
-        fix.status = "verified"  # torch.compile failed on the original; with it, it runs
+        # torch.compile failed on the original; with it, it runs
+        fix.status = "verified" if changes is None else CHANGES_SEMANTICS
         fix.reason = (f"the original fails compiled with this backend; with it, the model "
                       f"compiles and matches eager: {numbers_text(before, after)} (not timed: "
                       "the original has no compiled run to time against)")
+        if changes is not None:
+            fix.reason = f"changes what the model computes: {changes}; {fix.reason}"
     if fix.status == "breaks compilation":
         fix.after = None  # no graph was made: "22 -> 0 graphs" would read as a gain
     fix.verified = fix.status == "verified"

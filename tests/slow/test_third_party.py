@@ -534,7 +534,9 @@ def test_a_layerdrop_switch_reached_through_a_variable_is_verified():
     fix = _fix(doc, "switch:layerdrop=0.0")
     assert "modeling_wav2vec2.py:689 `self.training and self.config.layerdrop > 0.0`" in \
         fix["title"]  # transformers 5.23.0 (the same test is at :737 in the other encoder)
-    assert fix["status"] == "verified" and _graphs(fix) == (5, 3)
+    # proved against its own eager run; never plain verified: layer drop changes training
+    assert fix["status"] in ("verified: changes semantics", "slower") and _graphs(fix) == (5, 3)
+    assert "it turns off a training behaviour" in fix["changes"]
 
 
 def test_a_scheduler_loop_is_verified_through_set_begin_index():

@@ -158,3 +158,36 @@ def test_no_fix_says_why_and_what_leaving_it_costs():
         "tensor form of it was found; follow the advice above")
     assert _why_no_fix(brk("context_manager", owner="library", cost=0.0021)).endswith(
         "left as it is, it costs 2.1 ms per call (measured); follow the advice above")
+
+
+def test_a_switch_that_changes_the_model_is_judged_on_its_own_eager_run():
+    """Issue 44 §2: a switch whose outputs differ from the original's is judged by its compiled
+    run against its own eager run; with no compiled run (no gain, nothing timed) there is no
+    outputs verdict, so its status comes from the numbers ("no effect"), never "changes
+    outputs". A source fix or setting is judged on the original's outputs, as before."""
+    from types import SimpleNamespace
+
+    from breakscan.fixes.judge import TRAINING_SEMANTICS, _outputs_reason, semantics
+    from breakscan.model.verdicts import Fix
+
+    differ = Correctness(match=False, max_abs_error=0.3, max_rel_error=None, scaled_error=0.3,
+                         message="output 0 differs")
+    same = Correctness(True, 0.0, 0.0, scaled_error=0.0)
+    switch = Fix(rule="BS002", fix_id="switch:layerdrop=0.0", kind="switch",
+                 title=f"switch on the path: layerdrop = 0.0 {TRAINING_SEMANTICS}",
+                 category="data_dependent_branch")
+    untimed = SimpleNamespace(same_outputs=differ, compiled_outputs=None, baseline=None,
+                              changes=["removes patcher from the model (272 parameters no "
+                                       "longer used)"])
+    said = semantics(switch, untimed)
+    assert said == ("removes patcher from the model (272 parameters no longer used); its "
+                    "outputs differ from the original model's (output 0 differs); it turns off "
+                    "a training behaviour (layer drop, masking, noise or freezing, by its name)")
+    assert _outputs_reason(switch, untimed, said) is None
+    drifted = SimpleNamespace(same_outputs=differ, compiled_outputs=differ, baseline=same,
+                              changes=[])
+    assert _outputs_reason(switch, drifted, semantics(switch, drifted)).startswith(
+        "compiled, the switched model's outputs differ from its own eager run")
+    source = dataclasses.replace(switch, kind="source", fix_id="torch_where", title="where")
+    assert semantics(source, untimed) is None
+    assert _outputs_reason(source, untimed).startswith("outputs differ from the original model")

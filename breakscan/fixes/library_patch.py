@@ -108,8 +108,10 @@ def patch_model(model: Any, file: str, new_source: str, tmp: Path) -> int:
     patched.__spec__ = installed.__spec__  # relative imports resolve against the installed one
     # The library's own file, patched: what the installed module would run.
     exec(compile(new_source, str(copy), "exec"), patched.__dict__)  # noqa: S102
+    from ..pipeline.state import model_objects
+
     moved = 0
-    for obj in _objects(model):
+    for _, obj in model_objects(model):
         cls = type(obj)
         if cls.__module__ != installed.__name__ or "." in cls.__qualname__:
             continue
@@ -122,21 +124,3 @@ def patch_model(model: Any, file: str, new_source: str, tmp: Path) -> int:
                          "defines (the patched code is reached through a function another file "
                          "calls); apply the patch to the installed file to try it")
     return moved
-
-
-def _objects(model: Any) -> list[Any]:
-    """The model's modules and the plain objects they hold (a scheduler is no module)."""
-    import torch
-
-    if not isinstance(model, torch.nn.Module):
-        return [model]
-    found, seen = [], set()
-    for module in model.modules():
-        for value in [module, *vars(module).values()]:
-            if id(value) in seen or isinstance(value, (torch.Tensor, dict, list, tuple, set,
-                                                       str, bytes, int, float, bool,
-                                                       type(None))):
-                continue
-            seen.add(id(value))
-            found.append(value)
-    return found

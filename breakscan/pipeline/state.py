@@ -48,7 +48,7 @@ _NOT_STATE = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionT
               types.MethodType, nn.Module, torch.Tensor)
 
 
-def _objects(model: Any) -> Iterator[tuple[str, Any]]:
+def model_objects(model: Any) -> Iterator[tuple[str, Any]]:
     """(dotted name, object) of every module and every plain object they hold."""
     seen: set[int] = set()
     roots = list(model.named_modules()) if isinstance(model, nn.Module) else [("", model)]
@@ -131,7 +131,7 @@ class ModelState:
     def __init__(self, model: Any) -> None:
         self._owners: dict[str, tuple[Any, bool]] = {}  # name -> (object, is a module)
         self._saved: dict[str, tuple[str, Any, Any]] = {}  # "owner.attr" -> _saved(value)
-        for name, obj in _objects(model):
+        for name, obj in model_objects(model):
             self._owners[name] = (obj, isinstance(obj, nn.Module))
             for attr, value in _attributes(obj):
                 self._saved[_path(name, attr)] = _saved(value)

@@ -340,7 +340,7 @@ def _plan_constants(plans: list[FixPlan], brk: Any, target_file: Path | None,
         spec.setdefault(const.cls, []).append(const.attr)
     patch = constant_patch(brk)
     plans.append(FixPlan(Fix(rule=TENSOR_CONSTANT.id, fix_id="python_constants", kind="constants",
-                             title="the constants as Python values on the built model",
+                             title=FIXES["python_constants"].title,
                              category=TENSOR_CONSTANT.category, setting=patch, file=brk.file,
                              line=brk.line, before=before), {}, constants=spec))
     by_file: dict[str, list[int]] = {}

@@ -9,7 +9,7 @@ docs/architecture.md).
 
 from __future__ import annotations
 
-from ..rules.catalogue import CATALOGUE, FIXES, MODULE_OF, fixes_for
+from ..rules.catalogue import CATALOGUE, FIXES, MODULE_OF, all_fixes, fixes_for
 from ..rules.model import Match, Rule
 
 HEADER = """# Rules
@@ -77,6 +77,26 @@ def _rule_section(rule: Rule) -> list[str]:
     return out + [""]
 
 
+def _fixes_section() -> list[str]:
+    """Every fix by id: what it does and when ``--fix`` tries it (a source fix: at a break of
+    its rule or families whose line its pattern is on; refused with a reason otherwise)."""
+    out = ["## Fixes", "", "Every fix `--fix` can verify, by id. A source fix is tried at a "
+           "break of its rule (or of the families it also applies to) and is refused, with "
+           "its reason, when its pattern is not on the line; the others are tried when the "
+           "break is as said.", "", "| fix | kind | rule | does | tried when |",
+           "|---|---|---|---|---|"]
+    for fix in all_fixes():
+        does = fix.title or fix.setting or fix.id
+        when = fix.offered or ("its pattern is on the break's line" + (
+            f"; also for {', '.join(f'`{c}`' for c in fix.also_for)}" if fix.also_for else ""))
+        rule = fix.rule or "the break's"
+        out.append(f"| `{fix.id}` | {fix.kind} | {rule} | "
+                   f"{_cell(does)} | {_cell(when)} |")
+    return out + ["", "Besides these, `--fix` searches each break's path for a module or config "
+                  "attribute tested on the way to it (`fixes/switches.py`) and tries it as a "
+                  "switch on the path.", ""]
+
+
 def catalogue_markdown() -> str:
     """docs/rules.md: a summary table, then one section per rule."""
     lines = [HEADER, "| rule | name | family / cause | kind | title | registry ids | fixes |",
@@ -89,4 +109,5 @@ def catalogue_markdown() -> str:
     lines.append("")
     for rule in CATALOGUE:
         lines += _rule_section(rule)
+    lines += _fixes_section()
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -31,7 +31,8 @@ RULE = Rule(
 FIXES: tuple[FixSpec, ...] = (
     FixSpec("capture_scalar_outputs", "setting", "BS001",
             "torch._dynamo.config.capture_scalar_outputs = True",
-            (("capture_scalar_outputs", True),)),
+            (("capture_scalar_outputs", True),),
+            offered="a break of this rule's family, unless the scanned process already sets it"),
 )
 
 

@@ -29,7 +29,8 @@ RULE = Rule(
 FIXES: tuple[FixSpec, ...] = (
     FixSpec("capture_dynamic_output_shape_ops", "setting", "BS005",
             "torch._dynamo.config.capture_dynamic_output_shape_ops = True",
-            (("capture_dynamic_output_shape_ops", True),)),
+            (("capture_dynamic_output_shape_ops", True),),
+            offered="a break of this rule's family, unless the scanned process already sets it"),
 )
 
 

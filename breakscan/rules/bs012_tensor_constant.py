@@ -22,7 +22,10 @@ RULE = Rule(
 
 FIXES: tuple[FixSpec, ...] = (
     # Constants kept in tensors, as Python values: on the built model, or where they are made.
-    FixSpec("python_constants", "constants", "BS012"),
+    FixSpec("python_constants", "constants", "BS012",
+            title="the constants as Python values on the built model",
+            offered="a break on a constant kept in a module's tensor attribute (its class and "
+                    "attribute known)"),
     FixSpec("constant_source", "source", "BS012",
             title="keep the constants as Python values: {lines}",
             rewrite="rewrite"),

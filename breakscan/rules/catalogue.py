@@ -83,11 +83,25 @@ def settings_of(category: str) -> list[tuple[str, Any]]:
     return found + [pair for pair in rule_for(category).settings if pair not in found]
 
 
+def all_fixes() -> list[FixSpec]:
+    """Every fix by id: the registry's, then each family's own settings."""
+    found = dict(FIXES)
+    for rule in CATALOGUE:
+        if rule.kind == "break":
+            for spec in family_setting_fixes(rule.category):
+                found.setdefault(spec.id, spec)
+    return list(found.values())
+
+
 def family_setting_fixes(category: str) -> list[FixSpec]:
     """The family's own settings as setting fixes (one entry in the catalogue, no FIXES row)."""
     rule = rule_for(category)
     return [FixSpec(name, "setting", rule.id, f"torch._dynamo.config.{name} = {value!r}",
-                    ((name, value),)) for name, value in rule.settings if name not in FIXES]
+                    ((name, value),), offered=_SETTING_OFFERED)
+            for name, value in rule.settings if name not in FIXES]
+
+
+_SETTING_OFFERED = "a break of this rule's family, unless the scanned process already sets it"
 
 
 def fixes_for(category: str, kind: str) -> list[FixSpec]:

@@ -37,6 +37,10 @@ def _first_call_only(chain: Chain) -> bool:
     return False
 
 
+_ATTENTION = ("a break inside transformers whose call chain passes through an attention "
+              "function or module")
+_EXPERTS = "a break inside transformers whose call chain passes through mixture-of-experts code"
+
 FIXES: tuple[FixSpec, ...] = (
     FixSpec("disable_call", "source", None,
             title="run `{call}(...)` eagerly: wrap it in torch.compiler.disable",
@@ -94,25 +98,32 @@ FIXES: tuple[FixSpec, ...] = (
     FixSpec("attn_implementation=eager", "switch", None,
             'model.set_attn_implementation("eager")',
             switch=Switch(call=("set_attn_implementation", "eager")),
-            applies=_through_attention),
+            applies=_through_attention, offered=_ATTENTION),
     FixSpec("attn_implementation=sdpa", "switch", None, 'model.set_attn_implementation("sdpa")',
-            switch=Switch(call=("set_attn_implementation", "sdpa")), applies=_through_attention),
+            switch=Switch(call=("set_attn_implementation", "sdpa")), applies=_through_attention,
+            offered=_ATTENTION),
     FixSpec("experts_implementation=eager", "switch", None,
             'model.set_experts_implementation("eager")',
             switch=Switch(call=("set_experts_implementation", "eager")),
-            applies=_through_experts),
+            applies=_through_experts, offered=_EXPERTS),
     FixSpec("experts_implementation=batched_mm", "switch", None,
             'model.set_experts_implementation("batched_mm")',
             switch=Switch(call=("set_experts_implementation", "batched_mm")),
-            applies=_through_experts),
+            applies=_through_experts, offered=_EXPERTS),
     FixSpec("use_cache=False", "switch", None, "model(..., use_cache=False)",
-            switch=Switch(kwargs=(("use_cache", False),)), applies=_through_cache),
+            switch=Switch(kwargs=(("use_cache", False),)), applies=_through_cache,
+            offered="a break inside transformers whose call chain passes through "
+                    "cache_utils.py (the KV cache)"),
     # A first-access construct (a table built on the first call, a functools.cached_property
     # taking a lock, a warning issued once): call the model once before compiling it.
     FixSpec("warm_up", "switch", None,
             "model(*example_inputs)  # once, eagerly, before the first compiled call",
-            switch=Switch(warm_up=True), applies=_first_call_only),
+            switch=Switch(warm_up=True), applies=_first_call_only,
+            offered="a break that only the first call takes (a table built on first access, a "
+                    "one-time warning); once per model"),
     FixSpec("compile_forward", "switch", None,
             "model.forward = torch.compile(model.forward); model.generate(...) (not all of "
-            "generate)", switch=Switch(compile_only="forward"), applies=_through_generation),
+            "generate)", switch=Switch(compile_only="forward"), applies=_through_generation,
+            offered="a break inside transformers' generation code (generate() called in the "
+                    "compiled forward: the inner model's forward is compiled instead)"),
 )

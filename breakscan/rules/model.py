@@ -154,3 +154,7 @@ class FixSpec:
     # it (named, not imported: the fixes sit above the rules; fixes/source_fixes.py).
     title: str = ""
     rewrite: str = ""
+    # A setting, switch or other non-source fix: when ``--fix`` tries it, one line (its
+    # refusal is the opposite: no such break, or already in force). docs/rules.md lists it;
+    # tests/fixtures/offers/ holds a case offered and one not, per fix.
+    offered: str = ""

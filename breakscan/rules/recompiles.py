@@ -44,7 +44,9 @@ SHAPE_LOOP = Rule(
 RULES: tuple[Rule, ...] = (SHAPE_BRANCH, GLOBAL_MUTATION, SHAPE_LOOP)
 
 FIXES: tuple[FixSpec, ...] = (
-    FixSpec("dynamic", "dynamic", "BS101", "torch.compile(model, dynamic=True)"),
+    FixSpec("dynamic", "dynamic", "BS101", "torch.compile(model, dynamic=True)",
+            offered="the scan saw recompiles, was not compiled with dynamic=True, and did not "
+                    "find dynamic=True useless for them"),
 )
 
 

@@ -1,0 +1,80 @@
+"""Every fix that is no source rewrite (settings, switches, constants, dynamic) against a
+fixture pair (issue 43): ``tests/fixtures/offers/<fix id>.json`` holds a scan result where
+``--fix`` tries it (``offer``) and one where it must not (``refuse``), each saying why. The
+source fixes have theirs in tests/fixtures/rewrite/ (test_source_fixes.py); together every
+fix of the registry has both.
+
+The results are stand-ins with the fields planning reads (planning never runs torch); the
+scans that verify these fixes end to end are in tests/scan/ and the slow suite.
+"""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from breakscan.fixes.plan import plan_fixes
+from breakscan.rules.catalogue import all_fixes
+
+from conftest import FIXTURES
+
+HERE = FIXTURES / "offers"
+CASES = {json.loads(p.read_text())["fix"]: p for p in sorted(HERE.glob("*.json"))}
+MODEL = "import torch\n\n\ndef f(x):\n    return x\n"
+
+
+def _frame(file: str, function: str = "", line: int = 1, code: str = "") -> SimpleNamespace:
+    return SimpleNamespace(file=file, function=function, line=line, code=code)
+
+
+def _break(raw: dict, model: str) -> SimpleNamespace:
+    file = raw.get("file", model)
+    user = raw.get("user_frame")
+    return SimpleNamespace(
+        root_category=raw["category"], file=file, line=raw["line"],
+        function=raw.get("function", "f"), owner=raw.get("owner", "user"), sites=[],
+        call_chain=[_frame(*c[:1], c[1], c[2]) for c in raw.get("chain", [])],
+        user_frame=_frame(model, "forward", user["line"], user["code"]) if user else None,
+        hints=[], type="", explanation="", gb_id=None, message="", code="",
+        calls=raw.get("calls", "every"),
+        constants=[SimpleNamespace(file=model, kind="buffer", value=1, code="", instances=1, **c)
+                   for c in raw.get("constants", [])])
+
+
+def _planned(case: dict, tmp_path) -> list[str]:
+    model = tmp_path / "model.py"
+    model.write_text(MODEL)
+    summary = SimpleNamespace(graph_count=2, graph_break_count=len(case["breaks"]),
+                              graph_calls_per_call=2, eager_gaps_per_call=1,
+                              frames_run_eagerly_per_call=0, kernels_per_call=None)
+    rec = case.get("recompiles")
+    recompiles = None if rec is None else SimpleNamespace(
+        recompiles=[object()] * rec["count"], dynamic_helps=rec["dynamic_helps"],
+        dynamic_recompile_count=rec["count"])
+    result = SimpleNamespace(breaks=[_break(b, str(model)) for b in case["breaks"]],
+                             kernel_findings=[], recompiles=recompiles, timings=None, graphs=[],
+                             summary=summary, compile_settings=case.get("compile_settings", {}),
+                             dynamo_settings=case.get("dynamo_settings", {}), method="forward")
+    return [p.fix.fix_id for p in plan_fixes(f"{model}:Net", result)]
+
+
+def test_every_fix_that_is_no_rewrite_has_a_pair():
+    assert set(CASES) == {f.id for f in all_fixes() if f.kind != "source"}
+    for fix in all_fixes():
+        assert fix.kind == "source" or fix.offered, fix.id  # docs/rules.md says when
+
+
+@pytest.mark.parametrize("fix_id", sorted(CASES))
+def test_offered(fix_id, tmp_path):
+    case = json.loads(CASES[fix_id].read_text())["offer"]
+    assert case["why"]
+    assert fix_id in _planned(case, tmp_path), case["why"]
+
+
+@pytest.mark.parametrize("fix_id", sorted(CASES))
+def test_not_offered(fix_id, tmp_path):
+    case = json.loads(CASES[fix_id].read_text())["refuse"]
+    assert case["why"]
+    assert fix_id not in _planned(case, tmp_path), case["why"]

@@ -87,6 +87,9 @@ def switch_target(loaded: Any, switch: Switch) -> None:
     if switch.warm_up:
         _warm_up(loaded)
         return
+    if switch.as_list:
+        _pass_as_lists(loaded, switch.as_list)
+        return
     if path is not None and path.kind == "input":
         _pass_precomputed(loaded, path)
         return
@@ -127,6 +130,20 @@ def switch_target(loaded: Any, switch: Switch) -> None:
         if not callable(getattr(owner, method, None)):
             raise UsageError(f"not applicable: the model has no {switch.compile_only}()")
         loaded.compile_only = switch.compile_only
+
+
+def _pass_as_lists(loaded: Any, names: tuple[str, ...]) -> None:
+    """The named tensor inputs passed as Python lists, to every call (eager and compiled)."""
+    import inspect
+
+    from ..errors import UsageError
+    from .input_forms import as_lists
+
+    positional = list(inspect.signature(loaded.fn).parameters)
+    try:
+        loaded.args, loaded.kwargs = as_lists(loaded.args, loaded.kwargs, names, positional)
+    except (KeyError, AttributeError) as exc:
+        raise UsageError(f"not applicable: no tensor input {exc}") from None
 
 
 def _warm_up(loaded: Any) -> None:

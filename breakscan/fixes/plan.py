@@ -93,6 +93,7 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
     plans.extend(_library_switches(result, before))
     plans.extend(_warm_up(result, before))
     plans.extend(_path_switches(result, before))
+    plans.extend(_input_forms(result, before))
     if result.recompiles is not None and result.recompiles.recompiles and \
             result.recompiles.dynamic_helps is not False and \
             not result.compile_settings.get("dynamic"):  # not what the scan showed useless
@@ -183,7 +184,7 @@ def switch_candidates(result: ScanResult) -> list[Fix]:
     as untried candidates (status ``not tried``)."""
     before = metrics(result)
     fixes = [plan.fix for plan in _library_switches(result, before)
-             + _path_switches(result, before)]
+             + _path_switches(result, before) + _input_forms(result, before)]
     for fix in fixes:
         fix.reason, fix.before = CANDIDATE, None
     return fixes
@@ -266,6 +267,28 @@ def _warm_up(result: ScanResult, before: FixMetrics) -> list[FixPlan]:
                               f"(the first call alone breaks at {lines})",
                         category=brk.root_category, setting=spec.setting, file=brk.file,
                         line=brk.line, before=before), {}, switch=spec.switch)]
+
+
+def _input_forms(result: ScanResult, before: FixMetrics) -> list[FixPlan]:
+    """An integer input the library also takes as a Python list, passed so (one plan with
+    every such input): each ``.tolist()`` on it disappears."""
+    from .input_forms import input_forms
+
+    forms = input_forms(result.breaks, getattr(result, "inputs", None) or [])
+    if not forms:
+        return []
+    spec = FIXES["input_form"]
+    names = tuple(f.name for f in forms)
+    sites = {site for f in forms for site in f.sites}
+    brk = next(b for b in result.breaks if (b.file, b.line) in sites)
+    passed = ", ".join(f"{n}={n}.tolist()" for n in names)
+    return [FixPlan(Fix(rule=rule_id(brk.root_category), fix_id=spec.id, kind="switch",
+                        title=f"pass {', '.join(names)} as a Python list: the library takes "
+                              f"that form ({forms[0].accepts}) and skips its .tolist() at "
+                              f"{len(sites)} line(s); each new list of values compiles again",
+                        category=brk.root_category, setting=f"model(..., {passed})",
+                        file=brk.file, line=brk.line, before=before), {},
+                    switch=Switch(as_list=names))]
 
 
 def _chain(brk: Any) -> Chain:

@@ -31,6 +31,12 @@ def _through_generation(chain: Chain) -> bool:
                for path, _ in chain)
 
 
+def _planned_elsewhere(chain: Chain) -> bool:
+    """Never by a call chain alone: ``input_form`` needs the model's inputs
+    (``fixes/input_forms.py``)."""
+    return False
+
+
 def _first_call_only(chain: Chain) -> bool:
     """Never by a call chain: ``warm_up`` is offered for a break only the first call takes
     (``fixes/plan.py``), whatever its chain."""
@@ -121,6 +127,14 @@ FIXES: tuple[FixSpec, ...] = (
             switch=Switch(warm_up=True), applies=_first_call_only,
             offered="a break that only the first call takes (a table built on first access, a "
                     "one-time warning); once per model"),
+    # An input the library also takes as a Python list (LLaVA-NeXT's image_sizes): passed so,
+    # every .tolist() on it disappears (fixes/input_forms.py).
+    FixSpec("input_form", "switch", None, "model(..., image_sizes=image_sizes.tolist())",
+            switch=Switch(as_list=("image_sizes",)), applies=_planned_elsewhere,
+            offered="a .tolist() break in a library function that also takes a list there "
+                    "(it tests isinstance(x, (list, tuple)) or isinstance(x, torch.Tensor)), "
+                    "on a call chain through a parameter named like an integer tensor input of "
+                    "the model"),
     FixSpec("compile_forward", "switch", None,
             "model.forward = torch.compile(model.forward); model.generate(...) (not all of "
             "generate)", switch=Switch(compile_only="forward"), applies=_through_generation,

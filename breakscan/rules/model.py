@@ -40,11 +40,13 @@ class Switch:
     compile_only: str | None = None  # compile this method only, the caller's loop eager
     path: PathSetting | None = None
     warm_up: bool = False  # call the model once, eagerly, before compiling it
+    as_list: tuple[str, ...] = ()  # inputs passed as Python lists (``tensor.tolist()``)
 
     def to_json(self) -> dict[str, Any]:
         path = self.path
         return {"call": list(self.call) if self.call else None, "kwargs": dict(self.kwargs),
                 "compile_only": self.compile_only, "warm_up": self.warm_up,
+                "as_list": list(self.as_list),
                 "path": None if path is None else {
                     "attribute": path.attribute, "value": path.value, "kind": path.kind,
                     "on_config": path.on_config, "classes": list(path.classes),
@@ -57,6 +59,7 @@ class Switch:
         return cls(call=(str(call[0]), call[1]) if call else None,
                    kwargs=tuple((str(k), v) for k, v in (data.get("kwargs") or {}).items()),
                    compile_only=data.get("compile_only"), warm_up=bool(data.get("warm_up")),
+                   as_list=tuple(map(str, data.get("as_list") or ())),
                    path=None if path is None else PathSetting(
                        str(path["attribute"]), path["value"], str(path["kind"]),
                        bool(path["on_config"]), tuple(map(str, path["classes"])),

@@ -9,6 +9,7 @@ the same inputs, and every root-cause break points into the installed package, o
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import os
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from breakscan.options import Limits, ScanOptions
+from breakscan.options import Limits, ScanOptions, TimingOptions
 from breakscan.runs.runner import scan_isolated
 
 from conftest import GAINED, FIXTURES, ROOT, inductors_own_kernel_count, run_cli
@@ -619,3 +620,32 @@ def test_a_transformers_library_check_is_patched_on_a_copy_and_proved():
     assert (patch["before"]["graph_count"], patch["after"]["graph_count"]) == (4, 3)
     assert patch["outputs_match"] and patch["status"] in ("verified", "slower"), patch["reason"]
     assert hashlib.sha256(file.read_bytes()).hexdigest() == before
+
+
+def test_an_input_the_library_also_takes_as_a_list_is_passed_so_and_proved():
+    """LLaVA-NeXT's image_sizes, a tensor, meets `.tolist()` at three lines of
+    modeling_llava_next.py, each in a function that also takes a list. --fix plans passing it as
+    `image_sizes.tolist()` (input_form) and proves it: those three breaks go, the outputs match.
+    Only this plan is verified (the scan's other fixes are other tests' concern)."""
+    from breakscan.fixes.plan import plan_fixes
+    from breakscan.fixes.verify import verify_fixes
+
+    target = f"{FIXM}:llava_next"
+    options = ScanOptions(inputs=f"{FIXM}:llava_next_inputs")
+    result = _run(target, {"inputs": options.inputs})
+    llava = _installed("transformers", "models/llava_next/modeling_llava_next.py")
+    tolists = {line for line, text in enumerate(llava.read_text().splitlines(), 1)
+               if text.strip() in ("image_size = image_size.tolist()",
+                                   "original_size = original_size.tolist()")}
+    assert len(tolists) == 3
+    numbers = {b.line: n for n, b in enumerate(result.breaks, 1) if b.file == str(llava)}
+    assert tolists <= set(numbers)
+    (plan,) = [p for p in plan_fixes(target, result) if p.fix.fix_id == "input_form"]
+    assert plan.switch.as_list == ("image_sizes",)
+    assert "modeling_llava_next.py" in plan.fix.title and "3 line(s)" in plan.fix.title
+    verify = dataclasses.replace(options, timing=TimingOptions(backend="eager", max_run_time=0.1,
+                                                               fullgraph=False))
+    (fix,) = verify_fixes(target, verify, result, Limits(timeout=600), plans=[plan])
+    assert fix.status == "verified", fix.reason
+    assert fix.outputs_match and fix.after.graph_count < fix.before.graph_count
+    assert {numbers[line] for line in tolists} <= set(fix.removes)

@@ -30,14 +30,17 @@ def _frame(file: str, function: str = "", line: int = 1, code: str = "") -> Simp
 
 
 def _break(raw: dict, model: str) -> SimpleNamespace:
+    folder = model.rpartition("/")[0]
     file = raw.get("file", model)
+    file = file if file.startswith("/") else f"{folder}/{file}"  # a file the case wrote
     user = raw.get("user_frame")
     return SimpleNamespace(
         root_category=raw["category"], file=file, line=raw["line"],
         function=raw.get("function", "f"), owner=raw.get("owner", "user"), sites=[],
-        call_chain=[_frame(*c[:1], c[1], c[2]) for c in raw.get("chain", [])],
+        call_chain=[_frame(c[0] if c[0].startswith("/") else f"{folder}/{c[0]}", c[1], c[2])
+                    for c in raw.get("chain", [])],
         user_frame=_frame(model, "forward", user["line"], user["code"]) if user else None,
-        hints=[], type="", explanation="", gb_id=None, message="", code="",
+        hints=[], type="", explanation="", gb_id=None, message="", code=raw.get("code", ""),
         calls=raw.get("calls", "every"),
         constants=[SimpleNamespace(file=model, kind="buffer", value=1, code="", instances=1, **c)
                    for c in raw.get("constants", [])])
@@ -46,6 +49,8 @@ def _break(raw: dict, model: str) -> SimpleNamespace:
 def _planned(case: dict, tmp_path) -> list[str]:
     model = tmp_path / "model.py"
     model.write_text(MODEL)
+    for name, text in case.get("files", {}).items():  # the library code the breaks are in
+        (tmp_path / name).write_text(text)
     summary = SimpleNamespace(graph_count=2, graph_break_count=len(case["breaks"]),
                               graph_calls_per_call=2, eager_gaps_per_call=1,
                               frames_run_eagerly_per_call=0, kernels_per_call=None)
@@ -56,7 +61,9 @@ def _planned(case: dict, tmp_path) -> list[str]:
     result = SimpleNamespace(breaks=[_break(b, str(model)) for b in case["breaks"]],
                              kernel_findings=[], recompiles=recompiles, timings=None, graphs=[],
                              summary=summary, compile_settings=case.get("compile_settings", {}),
-                             dynamo_settings=case.get("dynamo_settings", {}), method="forward")
+                             dynamo_settings=case.get("dynamo_settings", {}), method="forward",
+                             inputs=[SimpleNamespace(kind="tensor", **i)
+                                     for i in case.get("inputs", [])])
     return [p.fix.fix_id for p in plan_fixes(f"{model}:Net", result)]
 
 
@@ -78,3 +85,24 @@ def test_not_offered(fix_id, tmp_path):
     case = json.loads(CASES[fix_id].read_text())["refuse"]
     assert case["why"]
     assert fix_id not in _planned(case, tmp_path), case["why"]
+
+
+class _Sizes:
+    """Anything with ``tolist()`` (a unit test imports no torch; the slow suite passes
+    LLaVA-NeXT's real tensor)."""
+
+    def tolist(self) -> list:
+        return [[8, 16]]
+
+
+def test_an_input_form_converts_the_named_inputs_and_crosses_the_boundary():
+    from breakscan.fixes.input_forms import as_lists
+    from breakscan.rules.model import Switch
+
+    x = object()
+    args, kwargs = as_lists((x, _Sizes()), {"ids": _Sizes()}, ("sizes", "ids"), ["x", "sizes"])
+    assert args == (x, [[8, 16]]) and kwargs == {"ids": [[8, 16]]}
+    with pytest.raises(KeyError):
+        as_lists((), {}, ("image_sizes",), ["x"])
+    switch = Switch(as_list=("image_sizes",))
+    assert Switch.from_json(json.loads(json.dumps(switch.to_json()))) == switch

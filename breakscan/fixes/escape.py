@@ -20,7 +20,8 @@ instead of breaking. Measured on torch 2.13 (CPU; docs/design notes in the repor
 
 The planner never imports torch: :func:`available_hatches` reads the installed torch's source
 with ``ast``. A fake is generated only where the output's shape and dtype follow from an input
-(``torch.empty_like(x)``); anything else is refused with its reason. Every rewrite is verified
+(``torch.empty_like(x)``, or ``torch.empty_like(x, dtype=torch.float32)`` after a cast: read by
+fixes/fake_shapes.py); anything else is refused with its reason. Every rewrite is verified
 like any other (fixes/verify.py), so a wrong fake fails there, not in the user's run.
 """
 
@@ -35,6 +36,7 @@ from libcst.helpers import get_full_name_for_node
 
 from ..rules.bs006_unsupported_call import RULE as UNSUPPORTED_CALL
 from ..rules.catalogue import FIXES
+from .fake_shapes import Like, output_like, root as _root, walk as _walk
 from .rewrite import Rewrite, _apply
 from .syntax import NotHere, Refuse, Tree
 
@@ -50,14 +52,6 @@ _EAGER_MODULES = {"np", "numpy", "random", "time", "datetime", "logging", "logge
                   "warnings", "os", "secrets", "uuid", "scipy"}
 _EAGER_CALLS = {"print", "input", "open"}
 # Shape- and dtype-preserving steps: (keeps aliasing the input?)
-_SAME_LIKE = {"detach": True, "numpy": True, "contiguous": True, "from_numpy": True,
-              "as_tensor": True, "asarray": True, "clone": False, "copy": False}
-_ELEMENTWISE = {"abs", "exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh",
-                "sigmoid", "relu", "neg", "negative", "sign", "round", "floor", "ceil", "clip",
-                "clamp", "sort", "cumsum", "cumprod", "flip", "roll", "nan_to_num", "square",
-                "reciprocal", "fliplr", "flipud", "apply_along_axis", "rint", "trunc"}
-_SCALAR_MODULES = {"random", "math", "time", "zlib", "hashlib", "struct", "json", "sys", "os"}
-_SCALAR_CALLS = {"float", "int", "len", "abs", "round", "min", "max", "sum"}
 _MUTATING = {"append", "extend", "insert", "pop", "clear", "update", "setdefault", "remove",
              "add", "discard"}
 
@@ -225,12 +219,6 @@ def _check_pure(t: Tree, helper: cst.FunctionDef) -> None:
             raise Refuse(f"`{name}` writes into an `out=` tensor")
 
 
-def _walk(node: cst.CSTNode):
-    yield node
-    for child in node.children:
-        yield from _walk(child)
-
-
 def _stored(node: cst.CSTNode) -> list[cst.BaseExpression]:
     """Subscripts and attributes ``node`` assigns to (``a[i] = ``, ``a.b += ``, ``del a[i]``)."""
     targets: list[cst.BaseExpression] = []
@@ -250,12 +238,6 @@ def _stored(node: cst.CSTNode) -> list[cst.BaseExpression]:
     return flat
 
 
-def _root(expr: cst.BaseExpression) -> str:
-    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
-        expr = expr.func if isinstance(expr, cst.Call) else expr.value
-    return expr.value if isinstance(expr, cst.Name) else ""
-
-
 # -- which hatch, and the fake's shape ------------------------------------------------------------
 
 def _needs_eager(helper: cst.FunctionDef) -> str:
@@ -272,13 +254,14 @@ def _needs_eager(helper: cst.FunctionDef) -> str:
 
 
 def _choose(helper: cst.FunctionDef, have: dict[str, bool], backend: str,
-            training: bool) -> tuple[str, str | None]:
-    """The hatch for ``helper`` and the parameter its fake is shaped like (None: no fake)."""
+            training: bool) -> tuple[str, Like | None]:
+    """The hatch for ``helper`` and what its fake is shaped like (None: no fake)."""
     name = helper.name.value
     eager = _needs_eager(helper)
     if not eager and have.get("nonstrict_trace"):
         return "nonstrict_trace", None
-    like, fresh = _output_like(helper)
+    like = output_like(helper, _params(helper))
+    fresh = like is not None and not like.aliases
     if like is None:
         raise Refuse(f"the shape of `{name}`'s result cannot be derived from its inputs: "
                      "write the fake (register_fake) by hand")
@@ -301,76 +284,7 @@ def _choose(helper: cst.FunctionDef, have: dict[str, bool], backend: str,
                  f"torch with backend {backend}: {why}; {leaf}")
 
 
-def _output_like(helper: cst.FunctionDef) -> tuple[str | None, bool]:
-    """The parameter every ``return`` has the shape and dtype of, and whether each result is a
-    fresh tensor (not the input or a view of it); (None, False) when it cannot be derived."""
-    params = _params(helper)
-    env: dict[str, tuple[str, bool] | str] = {p: (p, True) for p in params}  # name → like
-    returns = []
-    for node in _walk(helper.body):
-        if isinstance(node, cst.Assign) and len(node.targets) == 1 and \
-                isinstance(node.targets[0].target, cst.Name):
-            env[node.targets[0].target.value] = _like(node.value, env) or "?"
-        elif isinstance(node, cst.Return):
-            returns.append(_like(node.value, env) if node.value is not None else None)
-    if not returns or any(r is None or r == "scalar" for r in returns):
-        return None, False
-    likes = {r[0] for r in returns}
-    if len(likes) != 1:
-        return None, False
-    return likes.pop(), not any(r[1] for r in returns)
-
-
-def _like(expr: cst.BaseExpression, env: dict) -> tuple[str, bool] | str | None:
-    """``(param, aliases)`` when ``expr`` has ``param``'s shape and dtype; ``"scalar"`` for a
-    Python number; None when unknown."""
-    if isinstance(expr, (cst.Integer, cst.Float)):
-        return "scalar"
-    if isinstance(expr, cst.Name):
-        got = env.get(expr.value)
-        return None if got == "?" else got
-    if isinstance(expr, cst.UnaryOperation):
-        got = _like(expr.expression, env)
-        return (got[0], False) if isinstance(got, tuple) else got
-    if isinstance(expr, cst.BinaryOperation):
-        left, right = _like(expr.left, env), _like(expr.right, env)
-        if left == right == "scalar":
-            return "scalar"
-        sides = {s for s in (left, right) if isinstance(s, tuple)}
-        if None in (left, right) or len({s[0] for s in sides}) != 1:
-            return None
-        return (sides.pop()[0], False)
-    if isinstance(expr, cst.Subscript):  # cfg["scale"]: a Python value
-        return "scalar" if env.get(_root(expr)) in ("?", "scalar") else None
-    if isinstance(expr, cst.Call):
-        return _call_like(expr, env)
-    return None
-
-
-def _call_like(call: cst.Call, env: dict) -> tuple[str, bool] | str | None:
-    name = get_full_name_for_node(call.func) or ""
-    head, last = name.split(".")[0], name.split(".")[-1]
-    if isinstance(call.func, cst.Attribute) and last == "item":
-        return "scalar"
-    if name in _SCALAR_CALLS or (head in _SCALAR_MODULES and "." in name):
-        return "scalar"
-    subject = _like(call.func.value, env) if isinstance(call.func, cst.Attribute) else None
-    if not isinstance(subject, tuple):  # a function, not a tensor's method: np.sort(a)
-        args = [a.value for a in call.args if a.keyword is None]
-        if last == "apply_along_axis" and len(args) == 3:
-            fn = get_full_name_for_node(args[0]) or ""
-            return _like(args[2], env) if fn.split(".")[-1] in _ELEMENTWISE else None
-        subject = _like(args[0], env) if args else None
-    if not isinstance(subject, tuple):
-        return None
-    if last in _SAME_LIKE:
-        return (subject[0], subject[1] and _SAME_LIKE[last])
-    if last in _ELEMENTWISE:
-        return (subject[0], False)
-    return None
-
-
-def _decorate(t: Tree, helper: cst.FunctionDef, hatch: str, like: str | None,
+def _decorate(t: Tree, helper: cst.FunctionDef, hatch: str, like: Like | None,
               namespace: str) -> tuple[str, cst.Module]:
     name = helper.name.value
     params = _params(helper)
@@ -388,9 +302,9 @@ def _decorate(t: Tree, helper: cst.FunctionDef, hatch: str, like: str | None,
             raise Refuse(f"`{fake}` is already a name in this file")
         new.append(cst.parse_statement(
             f"@{name}.register_fake\ndef {fake}({', '.join(params)}):\n"
-            f"    return torch.empty_like({like})\n").with_changes(
+            f"    return {like.fake()}\n").with_changes(
                 leading_lines=[cst.EmptyLine(), cst.EmptyLine()]))
-    shape = f", fake: torch.empty_like({like})" if like else ""
+    shape = f", fake: {like.fake()}" if like else ""
     return (f"run `{name}` as one opaque op: @{DECORATOR[hatch]}{shape}",
             t.replace({id(helper): new}))
 

@@ -626,7 +626,9 @@ def test_an_input_the_library_also_takes_as_a_list_is_passed_so_and_proved():
     """LLaVA-NeXT's image_sizes, a tensor, meets `.tolist()` at three lines of
     modeling_llava_next.py, each in a function that also takes a list. --fix plans passing it as
     `image_sizes.tolist()` (input_form) and proves it: those three breaks go, the outputs match.
-    Only this plan is verified (the scan's other fixes are other tests' concern)."""
+    The first call installs transformers' output-capturing hooks (breaks only that call takes):
+    warm_up, one eager call before compiling, is proved too. Only these two plans are
+    verified."""
     from breakscan.fixes.plan import plan_fixes
     from breakscan.fixes.verify import verify_fixes
 
@@ -640,12 +642,40 @@ def test_an_input_the_library_also_takes_as_a_list_is_passed_so_and_proved():
     assert len(tolists) == 3
     numbers = {b.line: n for n, b in enumerate(result.breaks, 1) if b.file == str(llava)}
     assert tolists <= set(numbers)
-    (plan,) = [p for p in plan_fixes(target, result) if p.fix.fix_id == "input_form"]
+    plans = {p.fix.fix_id: p for p in plan_fixes(target, result)}
+    plan = plans["input_form"]
     assert plan.switch.as_list == ("image_sizes",)
     assert "modeling_llava_next.py" in plan.fix.title and "3 line(s)" in plan.fix.title
+    capturing = _installed("transformers", "utils/output_capturing.py")
+    first_only = {n for n, b in enumerate(result.breaks, 1)
+                  if b.file == str(capturing) and b.calls == "first_only"}
+    assert first_only
     verify = dataclasses.replace(options, timing=TimingOptions(backend="eager", max_run_time=0.1,
                                                                fullgraph=False))
-    (fix,) = verify_fixes(target, verify, result, Limits(timeout=600), plans=[plan])
+    fix, warm = verify_fixes(target, verify, result, Limits(timeout=600),
+                             plans=[plan, plans["warm_up"]])
     assert fix.status == "verified", fix.reason
     assert fix.outputs_match and fix.after.graph_count < fix.before.graph_count
     assert {numbers[line] for line in tolists} <= set(fix.removes)
+    assert warm.status == "verified" and warm.outputs_match, warm.reason
+    assert first_only <= set(warm.removes)
+
+
+def test_a_numpy_helper_after_a_timm_backbone_becomes_a_custom_op_and_is_proved():
+    """A user's NumPy tone curve (np.interp, not in torch._numpy) on a real timm resnet's
+    features: --fix makes the helper a torch.library.custom_op whose fake takes its dtype from
+    the helper's cast, compiles it with Inductor (4 -> 1 graphs) and proves the outputs; the
+    user's file is not written."""
+    import hashlib
+
+    model = FIXTURES / "third_party" / "tone_models.py"
+    before = hashlib.sha256(model.read_bytes()).hexdigest()
+    doc = _fixes_of(f"{model}:tone_mapped", "-s", "1,3,32,32")
+    fix = _fix(doc, "escape_hatch")
+    assert fix["status"] == "verified", fix["reason"]
+    assert "@torch.library.custom_op" in fix["title"]
+    assert "fake: torch.empty_like(x, dtype=torch.float32)" in fix["title"]
+    assert (fix["file"], fix["line"]) == (str(model), _line_of(
+        model, "return torch.from_numpy(np.interp(a, CURVE_X, CURVE_Y).astype(np.float32))"))
+    assert _graphs(fix) == (4, 1) and fix["outputs_match"]
+    assert hashlib.sha256(model.read_bytes()).hexdigest() == before

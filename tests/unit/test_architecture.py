@@ -322,6 +322,7 @@ NOT_A_CATEGORY = {
     ("fixes/escape.py", "custom_op"): "an escape hatch",
     ("fixes/escape.py", "escape_hatch"): "the fix id",
     ("fixes/escape.py", "item"): "the Tensor method",
+    ("fixes/fake_shapes.py", "item"): "the Tensor method",
     ("fixes/where.py", "item"): "the Tensor method",
     ("fixes/host_equivalents.py", "item"): "the Tensor method",
     ("lint/tensors.py", "item"): "the Tensor method",

@@ -1,4 +1,5 @@
-"""A module-level `threading.Lock` entered in forward: the context_manager family."""
+"""Context managers Dynamo cannot enter in forward (a module-level `threading.Lock`, cuDNN's
+flags, `fork_rng`): the context_manager family."""
 
 import threading
 
@@ -24,7 +25,7 @@ class LockedCache(nn.Module):
         gb_id: GB0142
         fix: disable_region verified
         frames_skipped: 1
-        advice_contains: take the lock (or enter the manager) in the caller
+        advice_contains: Take the lock in the caller around the model call
         break_at: with SCALES_LOCK:
         frames_run_eagerly_per_call: 1
     """
@@ -57,3 +58,80 @@ class ScaleInInit(nn.Module):
 
     def forward(self, x):
         return torch.relu(self.fc(x)) * self.scale
+
+
+class CudnnOffBlock(nn.Module):
+    """cuDNN switched off around one activation (`with torch.backends.cudnn.flags(...)`), as
+    audio encoders do around an RNN. Calling `flags()` returns a non-tensor (GB0208) and Dynamo
+    cannot enter what it returned (GB0142): two records, one construct, one root cause named
+    after the manager. The flags are global settings read when kernels run: set them around the
+    call in the caller.
+
+    Expected scan (--input-shape 8,16):
+        graphs: 1
+        breaks: 1
+        records: 2
+        category: frame_skipped
+        cause: context_manager
+        gb_id: GB0142
+        advice_contains: set them around the call in the caller
+        break_at: with torch.backends.cudnn.flags(enabled=False):
+    """
+
+    def __init__(self, width: int = 16):
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+
+    def forward(self, x):
+        x = self.fc(x)
+        with torch.backends.cudnn.flags(enabled=False):
+            y = torch.relu(x)
+        return y * 2
+
+
+class ForkedNoise(nn.Module):
+    """Noise drawn inside `torch.random.fork_rng()`, so the global generator does not advance.
+    One root cause (GB0142, the GB0208 of the `fork_rng()` call its context). No guard is safe
+    here: skipping the block when compiling would drop the noise, so the advice is to draw it
+    in the caller and pass it in.
+
+    Expected scan (--input-shape 8,16):
+        graphs: 1
+        breaks: 1
+        records: 2
+        category: frame_skipped
+        cause: context_manager
+        gb_id: GB0142
+        advice_contains: Draw the values in the caller inside `fork_rng()` and pass them in
+        break_at: with torch.random.fork_rng():
+    """
+
+    def __init__(self, width: int = 16):
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+
+    def forward(self, x):
+        x = self.fc(x)
+        with torch.random.fork_rng():
+            noise = torch.randn_like(x)
+        return x + noise
+
+
+class NoiseFromCaller(nn.Module):
+    """Fixed twin: the caller draws the noise (inside `fork_rng()` if it must) and passes it in.
+
+    Expected scan (--input-shape 8,16):
+        twin_of: ForkedNoise
+        graphs: 1
+        breaks: 0
+        records: 0
+        frames_skipped: 0
+    """
+
+    def __init__(self, width: int = 16):
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+
+    def forward(self, x, noise=None):
+        x = self.fc(x)
+        return x + (noise if noise is not None else torch.zeros_like(x))

@@ -17,6 +17,7 @@ from ..model.raw import RawCapture
 from ..model.records import (BreakRecord, CompiledFrame, Discrepancy, ExplainCounts, GraphInfo,
                              RootBreak)
 from ..model.result import Summary
+from ..rules.bs017_context_manager import RULE as CONTEXT_MANAGER
 from .advice import advice
 from .breaklog import parse_break_message
 from .discrepancies import discrepancies
@@ -25,7 +26,8 @@ from .loops import merge_iterations
 from .origins import merge_origins
 from .ranking import after_causes, analysis_order, mark_caused, reorder_breaks
 from .roots import Roots, break_at, break_frame, called_from, category_at, record_location
-from .skipped import fold_comprehensions, mark_skipped, name_skipped_frames
+from .skipped import (confirm_compiled_before, fold_comprehensions, mark_skipped,
+                      name_skipped_frames)
 
 
 @dataclasses.dataclass
@@ -56,6 +58,7 @@ def analyse(raw: RawCapture, in_force: dict | None = None) -> Analysis:
     merge_iterations(roots)
     fold_comprehensions(roots, frames)
     _attach_resume_functions(roots.items, frames)
+    confirm_compiled_before(roots.items, graphs)
     mark_caused(roots.items)
     for item in roots.items:
         item.user_frame = user_frame(item.call_chain) if item.owner != "user" else None
@@ -74,9 +77,13 @@ def _add_records(roots: Roots, records: list[BreakRecord]) -> dict[int, BreakRec
         chain, frame = record_location(record)
         if frame is None:
             continue
-        item = roots.find(frame.file, frame.line, category_at(
-            chain, record.gb_id, record.gb_type, record.explanation, record.context,
-            frame.file, frame.line, frame.code), via=called_from(chain, frame.file, frame.line))
+        category = category_at(chain, record.gb_id, record.gb_type, record.explanation,
+                               record.context, frame.file, frame.line, frame.code)
+        item = roots.find(frame.file, frame.line, category,
+                          via=called_from(chain, frame.file, frame.line))
+        if item is not None and category == CONTEXT_MANAGER.category and \
+                (item.cause_category or item.category) != category:
+            roots.rename(item, record, category)  # a `with`: the manager is the construct
         if item is None:
             item = roots.add(chain=chain, gb_id=record.gb_id, gb_type=record.gb_type,
                              explanation=record.explanation, hints=record.hints,

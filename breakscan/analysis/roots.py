@@ -25,6 +25,9 @@ def source_text(file: str, line: int, fallback: str = "") -> str:
     return text or fallback
 
 
+_WITH = re.compile(r"\s*(async\s+)?with\b")
+
+
 class Roots:
     """Root-cause breaks keyed by source location, in first-seen order."""
 
@@ -44,7 +47,8 @@ class Roots:
                 return item
         for item in self.items:
             if item.file == file and item.line == line and (
-                    category in (None, OTHER.category)
+                    _WITH.match(item.code or "")  # one `with`, one construct (GB0208 + GB0142)
+                    or category in (None, OTHER.category)
                     or (gb_id is not None and item.gb_id == gb_id)
                     or (item.cause_category or item.category) in (category, OTHER.category)):
                 return item
@@ -74,6 +78,25 @@ class Roots:
                                                                 else ())
         self.items.append(item)
         return item
+
+
+    def rename(self, item: RootBreak, record: BreakRecord, category: str) -> None:
+        """The root at a ``with`` line named after the manager Dynamo cannot enter (GB0142)
+        rather than the call that made it (GB0208 "torch.* op returned non-Tensor"): one
+        construct, one root cause, the other record its context."""
+        gb_id = record.gb_id or registry.id_of(record.gb_type)
+        item.gb_id, item.gb_type, item.explanation = gb_id, record.gb_type, record.explanation
+        item.hints = list(record.hints)
+        if item.frame_skipped:
+            item.cause_category = category
+        else:
+            item.category = category
+        item.suggestion = categories.CATEGORIES[category].suggestion
+        item.doc_url = categories.registry_url(gb_id)
+        entry = registry.entry(gb_id)
+        item.registry_title = entry.title if entry else None
+        item.hint_classes = registry.classes_of(record.hints) or list(
+            entry.hint_classes if entry else ())
 
 
 def called_from(chain: list[Frame], file: str, line: int) -> tuple[str, str] | None:

@@ -14,7 +14,7 @@ import re
 
 from ..frames import Frame, module_ast
 from ..messages import original_name, resume_line
-from ..model.records import BreakRecord, CompiledFrame, RootBreak
+from ..model.records import BreakRecord, CompiledFrame, GraphInfo, RootBreak
 from ..rules.bs008_frame_skipped import RULE as FRAME_SKIPPED
 from .roots import Roots
 
@@ -65,6 +65,26 @@ def mark_skipped(item: RootBreak, record: BreakRecord | None,
         item.wrapper_gb_id = item.wrapper_gb_id or record.wrapper_gb_id
 
 
+RAN_COMPILED = "; the code before that line ran compiled"
+_RESUMED_AT = re.compile(r"from (?P<file>[^\s:]+):(?P<line>\d+) \(Dynamo's resume function")
+
+
+def confirm_compiled_before(items: list[RootBreak], graphs: list[GraphInfo]) -> None:
+    """Say "the code before that line ran compiled" only when a graph holds a line of that
+    file before it; else that no graph came from it (its first statement, or only Python)."""
+    for item in items:
+        match = _RESUMED_AT.search(item.skip_cause or "")
+        if match is None or RAN_COMPILED not in item.skip_cause:
+            continue
+        name, resumes = match.group("file"), int(match.group("line"))
+        compiled = any(os.path.basename(file) == name and line.isdigit() and
+                       int(line) < resumes for graph in graphs
+                       for file, _, line in (s.rpartition(":") for s in graph.source_lines))
+        if not compiled:
+            item.skip_cause = item.skip_cause.replace(
+                RAN_COMPILED, "; no graph was compiled from the code before that line")
+
+
 def skipped_code(code_name: str, file: str, line: int | None = None,
                  at: tuple[str, int] | None = None) -> str:
     """What Dynamo skipped, for the reader: ``the whole function forward() (model.py:12)``, or
@@ -75,7 +95,7 @@ def skipped_code(code_name: str, file: str, line: int | None = None,
     name = original_name(code_name) + "()"
     if resumes is not None:
         return (f"the rest of {name} from {os.path.basename(file)}:{resumes} (Dynamo's resume "
-                f"function {code_name}; the code before that line ran compiled)")
+                f"function {code_name}{RAN_COMPILED})")
     if line is not None and (file, line) != at:
         name += f" ({os.path.basename(file)}:{line})"
     return f"the whole function {name}"

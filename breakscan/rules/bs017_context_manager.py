@@ -44,3 +44,22 @@ def lock_entered(w: Scope, expr: ast.AST) -> str | None:
                f"does not support: graph break ({RULE.gb('GB0142')}), " \
                f"{SKIPS_FRAME}; take the lock in the caller"
     return None
+
+
+_GLOBAL_MANAGERS = {"fork_rng": "forks the random state", "flags": "sets global backend flags",
+                    "sdp_kernel": "sets global backend flags"}
+
+
+@register(WITH_CHECKS, RULE)
+def torch_manager(w: Scope, expr: ast.AST) -> str | None:
+    """``torch.random.fork_rng()``, ``torch.backends.cudnn.flags(...)``: managers written as
+    generators, which Dynamo does not enter."""
+    if not isinstance(expr, ast.Call) or not isinstance(expr.func, ast.Attribute):
+        return None
+    name = text_of(expr.func, 80)
+    what = _GLOBAL_MANAGERS.get(expr.func.attr)
+    if what is None or not name.startswith("torch.") or \
+            (expr.func.attr != "fork_rng" and ".backends." not in name):
+        return None
+    return f"`with {text_of(expr)}:` {what} in a generator-based context manager, which " \
+           f"Dynamo does not enter: graph break ({RULE.gb('GB0142')}), {SKIPS_FRAME}"

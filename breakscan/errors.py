@@ -7,6 +7,7 @@ shown only with ``--debug``.
 from __future__ import annotations
 
 import contextlib
+import re
 from typing import Iterator
 
 # Set in the isolated scan process from --memory-limit, so out-of-memory messages name it.
@@ -107,12 +108,18 @@ def user_frame_hint(exc: BaseException) -> str:
     return where(raised_at(exc))
 
 
+# torch's C++ backtrace appended to a message ("Exception raised from THPUtils_unpackLong at …
+# frame #0: c10::Error::Error(…"): never shown, it says nothing a user can act on.
+_CPP_TRACE = re.compile(r"\s*Exception raised from \S+ at .*", re.DOTALL)
+
+
 def describe(exc: BaseException) -> str:
     """``Type: message`` squeezed onto one line (a Dynamo error with its GB id up front, so a
     cut line keeps it)."""
     from .messages import dynamo_summary
 
-    text = " ".join((dynamo_summary(str(exc)) or str(exc)).split())
+    text = _CPP_TRACE.sub("", dynamo_summary(str(exc)) or str(exc))
+    text = " ".join(text.split())
     if len(text) > 300:
         text = text[:297] + "..."
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
-from .target import (check_device_name, check_dtype_name, check_source_file, is_module_name,
-                     parse_init_args, parse_input_sets, parse_inputs, parse_target)
+from .target import (check_device_name, check_dtype_name, check_fits_memory, check_source_file,
+                     is_module_name, parse_init_args, parse_input_sets, parse_inputs, parse_target)
 
 DEFAULT_TIMEOUT_S = 600.0
 MAX_MEMORY_LIMIT_MB = (2**63 - 1) >> 20  # the limit in bytes must fit setrlimit's C long
@@ -103,9 +103,16 @@ class ScanOptions:
         spec = parse_target(target)
         if spec.is_file:
             check_source_file(spec.source)
-        parse_inputs(self.input_shapes, self.inputs)
+        shapes = parse_inputs(self.input_shapes, self.inputs)
         parse_init_args(self.init_args)
-        parse_input_sets(self.vary_batch, self.shapes)
+        batches, sets = parse_input_sets(self.vary_batch, self.shapes)
+        if isinstance(self.dtype, str):
+            check_fits_memory(shapes, self.dtype)
+            for shape_set in sets or []:
+                check_fits_memory(shape_set, self.dtype, "--shapes")
+            for batch in batches or []:
+                check_fits_memory([[batch] + s[1:] for s in shapes if s], self.dtype,
+                                  "--vary-batch")
         if self.compile_options and self.timing is not None and self.timing.mode:
             raise UsageError("torch.compile takes --mode or --compile-option, not both")
         # A name that is not text (a number in [tool.breakscan]) is left to the child, as before.

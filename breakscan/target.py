@@ -125,8 +125,37 @@ def parse_shape(text: str, option: str = "--input-shape") -> list[int]:
         if not re.fullmatch(r"\d+", part):
             raise UsageError(f"bad {option} {text!r}: each dimension must be a "
                              f"non-negative integer, e.g. {option} 8,16")
+        if len(part) > 18 or int(part) >= 2**62:  # torch's sizes are 64-bit integers
+            raise UsageError(f"bad {option} {text!r}: dimension {part[:24]}"
+                             f"{'…' if len(part) > 24 else ''} is too large for a tensor")
         dims.append(int(part))
     return dims
+
+
+_DTYPE_BYTES = {"float64": 8, "double": 8, "int64": 8, "long": 8, "complex64": 8,
+                "complex128": 16, "float16": 2, "half": 2, "bfloat16": 2, "int16": 2,
+                "int8": 1, "uint8": 1, "bool": 1}
+
+
+def check_fits_memory(shapes: list[list[int]], dtype: str, option: str = "--input-shape",
+                      memory: int | None = None) -> None:
+    """Refuse, before any process starts, inputs larger than this machine's memory (a typo's
+    extra digit): one line saying how large, never torch's allocator failing in a child."""
+    if memory is None:
+        try:
+            memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (AttributeError, ValueError, OSError):
+            return
+    size = _DTYPE_BYTES.get(str(dtype).removeprefix("torch."), 4)
+    for shape in shapes:
+        count = 1
+        for dim in shape:
+            count *= dim
+        if count * size > memory:
+            shown = ",".join(map(str, shape))
+            raise UsageError(f"{option} {shown} is {count:.3g} elements ({count * size / 2**30:,.0f}"
+                             f" GiB as {dtype}), more than this machine's "
+                             f"{memory / 2**30:,.0f} GiB of memory: use a smaller {option}")
 
 
 def parse_init_args(text: str | None) -> dict[str, Any]:

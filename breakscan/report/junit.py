@@ -6,14 +6,16 @@ import re
 import xml.etree.ElementTree as ET
 
 from ..model.result import ModelRun
+from .literal import printable
 
 # Characters XML 1.0 cannot hold at all (control characters, lone surrogates, U+FFFE/FFFF).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def xml_safe(text: str) -> str:
-    """Text any XML reader accepts: a character XML cannot hold is written as \\xNN."""
-    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """Text any XML reader accepts, shown as it is: a control character (bidi overrides
+    included: :func:`printable`) or one XML cannot hold is written as \\xNN / \\uNNNN."""
+    return _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", printable(text))
 
 
 def _clean(element: ET.Element) -> ET.Element:

@@ -15,12 +15,17 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")  # and lone surrogates
+# C0 and C1 controls, lone surrogates, and the bidirectional-text controls that make a line
+# read differently from what it holds (U+202E "right-to-left override", "Trojan Source").
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff"
+                      "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def printable(text: str) -> str:
-    """Control characters (a terminal escape in a reason or a source line) shown as \\xNN."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """Control characters (a terminal escape, a bidi override in a reason or a source line)
+    shown as \\xNN or \\uNNNN."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                        else f"\\u{ord(m.group()):04x}", text)
 
 
 OUTPUT_TAIL_LINES = 200  # what a report shows of a model's output: its last lines

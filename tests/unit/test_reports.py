@@ -406,7 +406,8 @@ def test_a_compile_error_fails_the_compiles_check_and_exits_3(at_root):
 # -- reports that consumers can always read ------------------------------------------------------
 
 NASTY = ["line\nbreak", "::error::injected", "%0A", "]]>", "<script>x</script>", "nul\x00",
-         "esc\x1b[31m", "lone\ud800surrogate", "x" * 1_000_000]
+         "esc\x1b[31m", "lone\ud800surrogate", "x" * 1_000_000, "bidi\u202eevil\u2066",
+         "c1\x9b31m"]
 
 
 @pytest.fixture(scope="module")
@@ -433,6 +434,7 @@ def test_junit_stays_well_formed_xml(nasty_runs):
     root = ET.fromstring(to_junit(nasty_runs).encode())
     text = ET.tostring(root, encoding="unicode")
     assert "\\x00" in text and "\\x1b" in text and "\x1b" not in text
+    assert "\u202e" not in text and "\\u202e" in text and "\x9b" not in text
 
 
 def test_github_annotations_cannot_be_forged_or_split(nasty_runs):
@@ -444,6 +446,7 @@ def test_github_annotations_cannot_be_forged_or_split(nasty_runs):
     assert sum(line.startswith("::error::injected") for line in lines) == 0
     markdown = to_markdown(nasty_runs)
     assert "\x00" not in markdown and "\x1b" not in markdown and "\ud800" not in markdown
+    assert all(c not in markdown + "".join(lines) for c in "\u202e\u2066\x9b")
     assert "&lt;script&gt;" in markdown  # prose: no HTML reaches the page
     # code stays code: literal inside its span, which no backtick of the text can end
     assert markdown.count("<script>") == 1 and "`line break<script>x</script>`" in markdown
@@ -458,6 +461,15 @@ def test_sarif_and_json_stay_parseable_with_encoded_uris(nasty_runs):
     assert uris and all(" " not in u and "\n" not in u and "%250A" in u for u in uris)
     json.loads(render_file_format(nasty_runs, "json", single=False))
     json.loads(render_file_format(nasty_runs[:1], "json", single=True))
+
+
+def test_bidi_and_c1_controls_are_shown_escaped_in_html_and_the_terminal(nasty_runs):
+    """A source line with U+202E (right-to-left override) reads as what it holds."""
+    from breakscan.report.html import to_html
+
+    for text in (to_html(nasty_runs), _terminal(nasty_runs)):
+        assert all(c not in text for c in "\u202e\u2066\x9b")
+        assert "\\u202e" in text
 
 
 # -- the rule list --------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from torch.utils import benchmark
 from ..dynamo.backend import compile_model
 from ..dynamo.session import bytecode_hook, dynamo_session, read_metrics
 from ..errors import describe, raised_by_breakscan, running_model
-from ..frames import acting_frame, parse_stack
+from ..frames import acting_frame, display_path, parse_stack
 from ..messages import split_reason
 from ..model.raw import CodeEvent, CodeKey, RawFailure
 from ..model.stats import RERUN, ratio
@@ -92,7 +92,7 @@ def _first_break(exc: BaseException) -> str:
     text = str(exc)
     parts = split_reason(text)
     frame = acting_frame(parse_stack(text))
-    where = f" (at {frame.location()})" if frame else ""
+    where = f" (at {display_path(frame.file)}:{frame.line})" if frame else ""
     if not parts["explanation"]:
         return describe(exc)[:300]
     return f"{parts['gb_type']}: {parts['explanation'].splitlines()[0]}{where}"

@@ -94,10 +94,19 @@ def _origin(item: RootBreak, records: dict[int, BreakRecord], roots: Roots,
     return Frame(item.file, span[0], function, source_text(item.file, span[0]))
 
 
+def _branches_here(item: RootBreak) -> bool:
+    """Is the branch at the item's own line? Not when the line calls into torch's code that
+    branches (``torch.testing.assert_close(fused, ref)``): the line to change is the call, not
+    where ``fused`` was computed."""
+    last = item.call_chain[-1] if item.call_chain else None
+    return last is None or (last.file, last.line) == (item.file, item.line) or \
+        not is_torch_file(last.file)
+
+
 def merge_origins(roots: Roots, records: dict[int, BreakRecord]) -> None:
     """Branches that test one value become one root cause at the line that computed it."""
     origins = {id(item): _origin(item, records, roots) for item in roots.items
-               if item.category == DATA_DEPENDENT_BRANCH.category}
+               if item.category == DATA_DEPENDENT_BRANCH.category and _branches_here(item)}
     merged: dict[tuple[str, int], RootBreak] = {}
     keep: list[RootBreak] = []
     for item in roots.items:

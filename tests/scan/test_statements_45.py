@@ -21,3 +21,15 @@ def test_the_code_before_a_resume_ran_compiled_only_when_a_graph_holds_it(name, 
     assert ("no graph was compiled from the code before that line" in skipped.skip_cause) == \
         (not compiled_before)
     assert (result.summary.graph_count > 0) == compiled_before
+
+
+def test_a_break_inside_assert_close_is_at_the_call_not_where_its_argument_was_computed():
+    """The data-dependent branch is inside torch.testing: the line to change is the user's
+    `assert_close(...)` call, not the line that computed `fused`."""
+    cases = FIXTURES / "models" / "strategy_cases.py"
+    result = scan(f"{cases}:AssertClose", input_shapes=["8,16"])
+    (brk,) = result.breaks
+    assert brk.code == "torch.testing.assert_close(fused, reference)"
+    assert brk.line == cases.read_text().splitlines().index(
+        "        torch.testing.assert_close(fused, reference)") + 1
+    assert brk.sites == [] and brk.category == "data_dependent_branch"

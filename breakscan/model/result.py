@@ -20,7 +20,7 @@ from .records import (CompiledFrame, CompileError, Discrepancy, ExplainCounts, G
 from .verdicts import (ABTiming, Correctness, ExpectedCheck, Fix, GateResult, ModelStateReport,
                        TimingReport)
 
-SCHEMA_VERSION = "1.21"
+SCHEMA_VERSION = "1.22"
 
 
 def whole(value: float | None) -> str:
@@ -221,6 +221,8 @@ class ScanResult:
             brk["graph_splits"] = raw.graph_splits
         for graph in data["graphs"]:
             _flatten_inductor(graph)
+        if self.recompiles is None:  # never called with other inputs: not measured, not 0
+            data["summary"]["recompile_count"] = None
         # Keep the documented key order: identity first, then the facts.
         order = ["schema_version", "target", "method", "torch_version", "python_version", "device",
                  "training", "inputs", "captured_call", "compile_settings", "dynamo_settings", "compile_error", "program", "ranks",

@@ -241,8 +241,7 @@ def _time_compiled(timed: _Timed, frame_costs: FrameCosts | None) -> None:
                 median = report.compiled.median_s
                 scale = median / outside.wall_s if outside.wall_s else 0.0
                 report.outside_share = outside.share
-                report.graph_s_per_call = outside.inside_s
-                if outside.share is not None:
+                if outside.share is not None:  # else neither is measured (both null)
                     report.outside_s_per_call = outside.share * median
                     report.graph_s_per_call = (1.0 - outside.share) * median
                 if frame_costs is not None:

@@ -47,7 +47,7 @@ def test_json_to_a_file_follows_the_schema(tmp_path):
     assert doc["inputs"] == [{"name": "x", "shape": [8, 16], "dtype": "float32", "kind": "tensor"}]
     assert doc["summary"] == {"graph_count": 6, "graph_break_count": 1, "break_records": 3,
                               "op_count": 7, "frames_skipped": 0,
-                              "recompile_count": 0,
+                              "recompile_count": None,  # never called with other inputs
                               # the nested break resumes 3 frames: 3 returns to Python per call
                               "graph_calls_per_call": 6, "eager_gaps_per_call": 3,
                               "frames_run_eagerly_per_call": 0, "runtime_calls": 3,

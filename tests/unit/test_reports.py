@@ -172,9 +172,12 @@ def test_json_carries_each_results_summary_and_exit_code(name, at_root):
     for model, run in zip(doc["models"], runs):
         assert model["target"] == run.target
         if run.result is not None:
-            assert model["result"]["summary"] == dataclasses.asdict(run.result.summary)
+            summary = dataclasses.asdict(run.result.summary)
+            if run.result.recompiles is None:  # not measured: null, not 0 (schema 1.22)
+                summary["recompile_count"] = None
+            assert model["result"]["summary"] == summary
             single = json.loads(render_file_format([run], "json", single=True))
-            assert single["summary"] == dataclasses.asdict(run.result.summary)
+            assert single["summary"] == summary
             assert single["schema_version"] == SCHEMA_VERSION
 
 
@@ -510,3 +513,18 @@ def test_the_random_numbers_note_says_only_what_happened(backend, match, says, n
     fix = Fix(rule="BS001", category="rng", fix_id="x", title="x", kind="setting", random=True)
     (line,) = fixes_baseline([fix], backend)
     assert ("fallback_random" in line) == (backend == "inductor")
+
+
+def test_a_value_is_measured_or_null_consistently(at_root):
+    """Issue 45 §2: no 0 standing for "not measured" next to a null that says so."""
+    from breakscan.report import render_file_format
+
+    for name in ("fix", "gate_runs", "kernels"):
+        doc = json.loads(render_file_format(recorded_runs(name), "json", single=False))
+        for result in [m["result"] for m in doc["models"] if m["result"]]:
+            timings = result["timings"]
+            if timings is not None:
+                assert (timings["outside_share"] is None) == (timings["graph_s_per_call"] is None)
+            assert (result["summary"]["recompile_count"] is None) == (result["recompiles"] is None)
+            for fix in result["fixes"]:
+                assert (fix["before"]["recompiles"] is None) == (result["recompiles"] is None)

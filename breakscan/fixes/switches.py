@@ -233,6 +233,18 @@ def _holds_tensor(value: Any) -> bool:
                for c in type(value).__mro__)
 
 
+def value_after(model: Any, setting: PathSetting) -> Any:
+    """The value a flipped attribute switch left on the built model (its first holder)."""
+    for module in model.modules() if setting.on_config else []:
+        config = getattr(module, "config", None)
+        if config is not None and hasattr(config, setting.attribute):
+            return getattr(config, setting.attribute)
+    for target in [] if setting.on_config else _objects(model, set(setting.classes)):
+        if hasattr(target, setting.attribute):
+            return getattr(target, setting.attribute)
+    return None
+
+
 def set_switch(model: Any, setting: PathSetting) -> int:
     """Set the switch on the built model (the child's side); returns how many objects changed.
     An environment switch changes nothing here: the child sets it around the fixed model."""

@@ -13,6 +13,8 @@ compiled to draw eager's (``fallback_random``) for both the original and the fix
 
 from __future__ import annotations
 
+import re
+
 from typing import Callable
 
 from ..model.result import FixedScan, ScanResult
@@ -72,12 +74,19 @@ def verify_fixes(target: str, options: ScanOptions, result: ScanResult, limits: 
             else:
                 judge(fix, run.result, dynamic=bool(plan.dynamic))
                 fix.removes = removed_breaks(result, run.result.result, fix)
+                if run.result.set_to is not None:
+                    _name_the_value(fix, run.result.set_to)
         fixes.append(fix)
         if on_fix:
             on_fix(fix)
     return fixes
 
 
+def _name_the_value(fix: Fix, value: str) -> None:
+    """A flipped switch's code and title with the value it set (``model.config.x = False``),
+    never ``x = not x``."""
+    fix.setting = re.sub(r"not (model\.config|module)\.\w+", value, fix.setting or "")
+    fix.title = fix.title.replace("= not current", f"= {value}")
 
 
 def removed_breaks(result: ScanResult, fixed: ScanResult, fix: Fix) -> list[int] | None:

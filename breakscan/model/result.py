@@ -277,6 +277,9 @@ class FixedScan:
     # What a switch changes in the model, measured on the switched copy (submodules removed,
     # parameters frozen, modules put in eval mode); empty for other fixes.
     changes: list[str] = field(default_factory=list)
+    # A path switch that negates an attribute ("flip"): the value the switched copy now has
+    # (its repr), so the code shown sets that value, never `x = not x`.
+    set_to: str | None = None
 
 
 @dataclass

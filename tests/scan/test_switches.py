@@ -139,6 +139,10 @@ def test_a_switch_that_freezes_learning_is_never_plain_verified():
     assert (fix["before"]["graph_count"], fix["after"]["graph_count"]) == (2, 1)
     assert fix["changes"] == ("it turns off a training behaviour (layer drop, masking, noise or "
                               "freezing, by its name); on these inputs the outputs are the same")
+    # the code sets the value a person should set (issue 45 §3), never `x = not x`
+    assert fix["setting"].endswith("module._requires_grad = False") and "not " not in \
+        fix["setting"]
+    assert "= False" in fix["title"] and "not current" not in fix["title"]
 
 
 def test_a_switch_that_removes_a_submodule_says_so_although_outputs_match():

@@ -52,6 +52,9 @@ class PathSwitch:
     # kind "input": the function whose result the caller passes precomputed (file, first line,
     # name); the verifying child records what it returns in an eager call.
     computed_by: tuple[str, int, str] | None = None
+    # How far its guard is from the break: 0 encloses (or exits before) the break's own line,
+    # 1 guards an assignment feeding it, 2 a caller's line or a site. Searched nearest first.
+    depth: int = 3
 
     @property
     def training_semantics(self) -> bool:
@@ -153,9 +156,11 @@ def switches_for(brk: Any) -> list[PathSwitch]:
         cls, fn = class_and_function(tree, line)
         if fn is None:
             continue
-        on_path = [g for at_line in [line, *assignments_feeding(fn, line)]
-                   for g in guards(fn, at_line)]
-        for written, at in dict.fromkeys(on_path):
+        own = (file, line) == (brk.file, brk.line)
+        on_path = {g: (0 if own and at_line == line else 1 if own else 2)
+                   for at_line in reversed([line, *assignments_feeding(fn, line)])
+                   for g in guards(fn, at_line)}  # a guard at the break's line: depth 0
+        for (written, at), depth in on_path.items():
             returned = returned_names(fn, negated(written)) if negated(written) else set()
             test, reader = followed(written, fn, at), (cls, fn, file)
             passed = _passed_in(test, fn, callers.get((file, line)))
@@ -165,6 +170,7 @@ def switches_for(brk: Any) -> list[PathSwitch]:
                 if candidate.attr in _NEVER:
                     continue
                 switch = found.setdefault(candidate.key, candidate)
+                switch.depth = min(switch.depth, depth)
                 owner = reader[0]
                 if owner is not None and switch.kind in ("attribute", "method") and \
                         not switch.on_config and owner.name not in switch.classes:
@@ -210,9 +216,11 @@ def search(breaks: list[Any]) -> list[PathSwitch]:
             else:
                 have.classes += [c for c in switch.classes if c not in have.classes]
                 have.tests += [t for t in switch.tests if t not in have.tests]
+                have.depth = min(have.depth, switch.depth)
             have.breaks += 1
             have.sites.append((brk.file, brk.line))
-    ranked = sorted(merged.values(), key=lambda s: (-s.breaks, s.training_semantics, s.attr))
+    ranked = sorted(merged.values(), key=lambda s: (-s.breaks, s.depth, s.training_semantics,
+                                                    s.attr))
     return ranked[:MAX_SWITCHES]
 
 

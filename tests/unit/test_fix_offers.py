@@ -106,3 +106,18 @@ def test_an_input_form_converts_the_named_inputs_and_crosses_the_boundary():
         as_lists((), {}, ("image_sizes",), ["x"])
     switch = Switch(as_list=("image_sizes",))
     assert Switch.from_json(json.loads(json.dumps(switch.to_json()))) == switch
+
+
+def test_switches_on_the_path_are_searched_nearest_guard_first(tmp_path):
+    """Issue 45 §3: the guard that encloses the break comes before one that only guards an
+    assignment feeding it, whatever their names (the cap once kept the alphabetical first)."""
+    from breakscan.fixes.switches import search
+
+    model = tmp_path / "m.py"
+    model.write_text("class M:\n    def forward(self, x):\n        if self.a_first:\n"
+                     "            y = x * 2\n        else:\n            y = x\n"
+                     "        v = y.sum()\n        if self.b_flag:\n            return v.item()\n"
+                     "        return v\n")
+    brk = SimpleNamespace(file=str(model), line=9, sites=[], call_chain=[])
+    found = search([brk])
+    assert [(s.attr, s.depth) for s in found] == [("b_flag", 0), ("a_first", 1)]

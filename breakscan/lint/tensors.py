@@ -11,6 +11,7 @@ reads through its ``Scope`` protocol.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 from .names import FileNames, Function, torch_returns_tensor
@@ -54,9 +55,20 @@ def _operands(node: ast.AST) -> list[ast.AST]:
     return [node.body, node.orelse] if isinstance(node, ast.IfExp) else []
 
 
+# Parameters named as flags or structures, untyped and defaulting to None in library code
+# (transformers' `use_cache=None`, `past_key_values=None`): Python values, not tensors.
+_NOT_A_TENSOR = re.compile(r"^(use|return|output|is|has|do|enable|disable)_|_(kwargs|config)$|"
+                           r"^(training|config|kwargs|past_key_values?|encoder_outputs)$")
+
+# Classes a library's outputs and caches are made of (transformers' BaseModelOutput, Cache).
+_STRUCTURE = re.compile(r"(Output|Outputs|Cache)\b")
+
+
 def tensor_param(arg: ast.arg, default: ast.AST | None) -> bool:
-    """Parameters are assumed tensors unless typed or defaulted as something else."""
+    """Parameters are assumed tensors unless typed, defaulted or named as something else."""
     if default is not None and ast.unparse(default) != "None":
+        return False
+    if _NOT_A_TENSOR.search(arg.arg):
         return False
     node = arg.annotation
     while node is not None:  # Optional[T], T | None -> T
@@ -87,6 +99,9 @@ class FunctionScope:
     items: dict[str, str] = field(default_factory=dict)  # loop variable -> the module class it holds
     params: set[str] = field(default_factory=set)  # parameters not rebound yet (the inputs)
     scalars: set[str] = field(default_factory=set)  # names bound to a 0-d tensor of the data
+    # names the function tests with isinstance() against a library's output or cache class
+    # (transformers' BaseModelOutput): whatever they are bound to, they are not tensors
+    structures: set[str] = field(default_factory=set)
 
     @classmethod
     def enter(cls, names: FileNames, owner: str | None, func: Function, *, method: bool,
@@ -108,10 +123,14 @@ class FunctionScope:
                   and isinstance(n.ctx, ast.Store)}
         if owner is not None:
             local.add("self")
+        structures = {n.args[0].id for n in ast.walk(func) if isinstance(n, ast.Call)
+                      and isinstance(n.func, ast.Name) and n.func.id == "isinstance"
+                      and len(n.args) == 2 and isinstance(n.args[0], ast.Name)
+                      and _STRUCTURE.search(ast.unparse(n.args[1]))}
         tensors = set(outer) | {a.arg for a, d in list(zip(params, defaults)) + kw
                                 if tensor_param(a, d)}
-        return cls(names, owner, local, tensors, attrs,
-                   params={a.arg for a in params + args.kwonlyargs})
+        return cls(names, owner, local, tensors - structures, attrs,
+                   params={a.arg for a in params + args.kwonlyargs}, structures=structures)
 
     # -- the names a check reads -----------------------------------------------------------
     @property
@@ -242,7 +261,7 @@ class FunctionScope:
         """Record what a name now holds; an unknown value keeps what it held before."""
         if isinstance(target, ast.Name):
             self.params.discard(target.id)
-            if kind:
+            if kind and target.id not in self.structures:
                 self.tensors.add(target.id)
             elif kind is False:
                 self.tensors.discard(target.id)

@@ -285,3 +285,32 @@ def test_modules_held_in_a_modulelist_or_sequential_are_followed(tmp_path):
         (finding,) = lint_file(path, only=entry)
         assert (finding.line, finding.category, finding.function) == (7, "print", "Layer.forward")
         assert ("called from inside a loop/try (line 18)" in finding.message) == in_loop, entry
+
+
+def test_flags_and_library_outputs_are_python_values_not_tensors(tmp_path):
+    """Issue 45 §3, seen on transformers' T5: `if use_cache and past_key_values is None:` is no
+    `if` on a tensor (untyped, None-defaulted flags), and `len(encoder_outputs) > 1` no tensor
+    size (the function tests it against BaseModelOutput); a real tensor parameter still is."""
+    model = tmp_path / "t5_like.py"
+    model.write_text(
+        "from torch import nn\n\n\n"
+        "class Stack(nn.Module):\n"
+        "    def forward(self, input_ids, past_key_values=None, use_cache=None,\n"
+        "                output_hidden_states=None):\n"
+        "        if use_cache and past_key_values is None:\n"
+        "            past_key_values = []\n"
+        "        if output_hidden_states:\n"
+        "            return input_ids\n"
+        "        return input_ids\n\n\n"
+        "class Model(nn.Module):\n"
+        "    def forward(self, input_ids, encoder_outputs=None, return_dict=None, mask=None):\n"
+        "        if encoder_outputs is None:\n"
+        "            encoder_outputs = self.encoder(input_ids)\n"
+        "        elif return_dict and not isinstance(encoder_outputs, BaseModelOutput):\n"
+        "            encoder_outputs = BaseModelOutput(\n"
+        "                hidden_states=encoder_outputs[1] if len(encoder_outputs) > 1 else None)\n"
+        "        if input_ids.sum() > 0:\n"
+        "            return input_ids\n"
+        "        return encoder_outputs\n")
+    found = [(f.line, f.category) for f in lint_file(model)]
+    assert found == [(21, "data_dependent_branch")], found

@@ -17,6 +17,7 @@ import re
 
 from typing import Callable
 
+from ..frames import display_path
 from ..model.result import FixedScan, ScanResult
 from ..model.verdicts import Fix
 from ..options import Limits, ScanOptions
@@ -74,6 +75,9 @@ def verify_fixes(target: str, options: ScanOptions, result: ScanResult, limits: 
             else:
                 judge(fix, run.result, dynamic=bool(plan.dynamic))
                 fix.removes = removed_breaks(result, run.result.result, fix)
+                moved = moved_breaks(result, run.result.result, fix)
+                if moved and fix.reason:
+                    fix.reason = f"{fix.reason}; {moved}"
                 if run.result.set_to is not None:
                     _name_the_value(fix, run.result.set_to)
         fixes.append(fix)
@@ -87,6 +91,23 @@ def _name_the_value(fix: Fix, value: str) -> None:
     never ``x = not x``."""
     fix.setting = re.sub(r"not (model\.config|module)\.\w+", value, fix.setting or "")
     fix.title = fix.title.replace("= not current", f"= {value}")
+
+
+def moved_breaks(result: ScanResult, fixed: ScanResult, fix: Fix) -> str | None:
+    """For a fix with no gain: where the break went when it left its line for another (a
+    setting that lets Dynamo trace further, only to break again), else None."""
+    if fix.kind in ("source", "library") or fix.status not in ("no effect", "makes it worse",
+                                                               "slower"):
+        return None
+    before = {(b.file, b.line) for b in result.breaks}
+    after = {(b.file, b.line) for b in fixed.breaks}
+    gone = [b for b in result.breaks if (b.file, b.line) not in after]
+    new = [b for b in fixed.breaks if (b.file, b.line) not in before]
+    if not gone or not new:
+        return None
+    return ("the break moved: " + ", ".join(f"{display_path(b.file)}:{b.line}" for b in gone[:3])
+            + " → " + ", ".join(f"{display_path(b.file)}:{b.line} ({b.root_category})"
+                                for b in new[:3]))
 
 
 def removed_breaks(result: ScanResult, fixed: ScanResult, fix: Fix) -> list[int] | None:

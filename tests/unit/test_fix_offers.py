@@ -121,3 +121,20 @@ def test_switches_on_the_path_are_searched_nearest_guard_first(tmp_path):
     brk = SimpleNamespace(file=str(model), line=9, sites=[], call_chain=[])
     found = search([brk])
     assert [(s.attr, s.depth) for s in found] == [("b_flag", 0), ("a_first", 1)]
+
+
+def test_a_fix_with_no_gain_says_where_the_break_moved():
+    """Issue 45 §2: a setting with NO EFFECT on the count, the break now at another line."""
+    from breakscan.fixes.verify import moved_breaks
+
+    def brk(line, category="item"):
+        return SimpleNamespace(file="m.py", line=line, root_category=category)
+
+    before = SimpleNamespace(breaks=[brk(12)])
+    after = SimpleNamespace(breaks=[brk(30, "dynamic_shape_op")])
+    fix = SimpleNamespace(kind="setting", status="no effect")
+    assert moved_breaks(before, after, fix) == "the break moved: m.py:12 → m.py:30 " \
+        "(dynamic_shape_op)"
+    assert moved_breaks(before, before, fix) is None  # still there: nothing moved
+    assert moved_breaks(before, after, SimpleNamespace(kind="setting", status="verified")) is None
+    assert moved_breaks(before, after, SimpleNamespace(kind="source", status="no effect")) is None

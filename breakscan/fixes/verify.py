@@ -13,6 +13,7 @@ compiled to draw eager's (``fallback_random``) for both the original and the fix
 
 from __future__ import annotations
 
+import os
 import re
 
 from typing import Callable
@@ -78,6 +79,10 @@ def verify_fixes(target: str, options: ScanOptions, result: ScanResult, limits: 
                 moved = moved_breaks(result, run.result.result, fix)
                 if moved and fix.reason:
                     fix.reason = f"{fix.reason}; {moved}"
+                if fix.fix_id == "tolist_loop" and _breaks_at_rewrite(run.result.result, fix):
+                    fix.reason = (f"{fix.reason}; " if fix.reason else "") + (
+                        "the break that remains is the rewritten line's own `.tolist()` (one "
+                        "transfer to Python before the loop instead of one per step)")
                 if run.result.set_to is not None:
                     _name_the_value(fix, run.result.set_to)
         fixes.append(fix)
@@ -91,6 +96,16 @@ def _name_the_value(fix: Fix, value: str) -> None:
     never ``x = not x``."""
     fix.setting = re.sub(r"not (model\.config|module)\.\w+", value, fix.setting or "")
     fix.title = fix.title.replace("= not current", f"= {value}")
+
+
+def _breaks_at_rewrite(fixed: ScanResult, fix: Fix) -> bool:
+    """Does the fixed copy break at a line the rewrite wrote (its code one of the diff's added
+    lines, in a file of the same name)?"""
+    name = os.path.basename(fix.file or "")
+    added = {line[1:].strip() for line in (fix.diff or "").splitlines()
+             if line.startswith("+") and not line.startswith("+++")}
+    return any(os.path.basename(b.file) == name and b.code.strip() in added
+               for b in fixed.breaks)
 
 
 def moved_breaks(result: ScanResult, fixed: ScanResult, fix: Fix) -> str | None:

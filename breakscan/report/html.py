@@ -288,7 +288,8 @@ def _section(run: ModelRun, k: int, zoo: bool = False) -> dict[str, Any]:
         "finding_anchors": [finding_anchor(anchor, i) for i in range(len(result.kernel_findings))],
         "other_fixes": [_fix_view(f) for f in other_fixes],
         "fixes_baseline": fixes_baseline(
-            result.fixes, result.timings.backend if result.timings else None),
+            result.fixes, result.timings.backend if result.timings else None,
+            result.recompiles.input_sets if result.recompiles else None),
         "static": [f for f in result.static if f.status != "break"],
         "chart": _timing_chart(result),
         "runtime": runtime_line(result) if result.summary.runtime_calls else None,

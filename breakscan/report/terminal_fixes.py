@@ -32,7 +32,8 @@ def print_fixes(result: ScanResult, console: Console) -> None:
                        "rescanned, run eager and compiled; a verified fix is timed against the "
                        "original in that process, interleaved)", style="bold"))
     backend = result.timings.backend if result.timings else None
-    for line in fixes_baseline(result.fixes, backend):
+    sets = result.recompiles.input_sets if result.recompiles else None
+    for line in fixes_baseline(result.fixes, backend, sets):
         console.print(Text(f"  {line}", style="dim"))
     for fix in result.fixes:
         _print_fix(fix, console)

@@ -305,10 +305,19 @@ def kernels_line(info: Any) -> str:
             f"{f' ({parts})' if parts else ''}{counted} · compiled in {found.compile_s:.1f}s")
 
 
-def fixes_baseline(fixes: list[Fix], backend: str | None = None) -> list[str]:
-    """Said once above the fixes: the random state they were compared from, and how far
-    compiling alone moved the original's outputs (what each fix is judged against)."""
+def fixes_baseline(fixes: list[Fix], backend: str | None = None,
+                   input_sets: list[list[list[int]]] | None = None) -> list[str]:
+    """Said once above the fixes: the random state they were compared from, how far compiling
+    alone moved the original's outputs (what each fix is judged against), and which input sets
+    the recompiles were counted over (``recompiles 1 → 0`` says nothing of other sizes)."""
     lines = []
+    if input_sets and any(f.before is not None and f.before.recompiles is not None
+                          for f in fixes):
+        shown = "; ".join(" ".join(",".join(map(str, shape)) for shape in one)
+                          for one in input_sets[:6])
+        lines.append(f"recompiles are counted over the {len(input_sets)} input set(s) run "
+                     f"({shown}{'; …' if len(input_sets) > 6 else ''}): other shapes may "
+                     "compile again")
     if any(f.random for f in fixes):
         lines.append("the model draws random numbers: every compared call starts from the same "
                      "seed (torch, random, NumPy)" + (

@@ -201,6 +201,8 @@ def test_a_library_break_gets_fixes_at_the_users_call_each_verified():
     assert tolist["status"] in GAINED and tolist["outputs_match"]
     assert tolist["after"]["graph_count"] < tolist["before"]["graph_count"]
     assert "+        for t in self.scheduler.timesteps.tolist():" in tolist["diff"]
+    # the `.tolist()` breaks once before the loop: the report says the remaining break is it
+    assert "the break that remains is the rewritten line's own `.tolist()`" in tolist["reason"]
     disable = fixes["disable_call"]
     assert (disable["file"], disable["line"], disable["call"]) == (str(RC), line, "step")
     assert "torch.compiler.disable(self.scheduler.step)(out, t, x)" in disable["diff"]

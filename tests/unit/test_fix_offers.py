@@ -138,3 +138,18 @@ def test_a_fix_with_no_gain_says_where_the_break_moved():
     assert moved_breaks(before, before, fix) is None  # still there: nothing moved
     assert moved_breaks(before, after, SimpleNamespace(kind="setting", status="verified")) is None
     assert moved_breaks(before, after, SimpleNamespace(kind="source", status="no effect")) is None
+
+
+def test_recompiles_of_a_fix_say_which_input_sets_they_count():
+    """Issue 45 §2: "recompiles 1 → 0" under --vary-batch counts only the sizes run."""
+    from breakscan.report.wording import fixes_baseline
+
+    fix = SimpleNamespace(random=False, baseline_error=None,
+                          before=SimpleNamespace(recompiles=1))
+    assert fixes_baseline([fix], None, [[[2, 16]], [[4, 16]], [[16, 16]]]) == [
+        "recompiles are counted over the 3 input set(s) run (2,16; 4,16; 16,16): other shapes "
+        "may compile again"]
+    assert fixes_baseline([fix], None, None) == []
+    unmeasured = SimpleNamespace(random=False, baseline_error=None,
+                                 before=SimpleNamespace(recompiles=None))
+    assert fixes_baseline([unmeasured], None, [[[2, 16]]]) == []

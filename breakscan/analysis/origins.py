@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
+from collections import Counter
 from typing import Any
 
 from ..frames import (Frame, is_torch_file, module_ast, owner_of, provenance_frame, source_line,
@@ -104,9 +105,14 @@ def _branches_here(item: RootBreak) -> bool:
 
 
 def merge_origins(roots: Roots, records: dict[int, BreakRecord]) -> None:
-    """Branches that test one value become one root cause at the line that computed it."""
+    """Branches that test one value become one root cause at the line that computed it (a
+    lone branch stays where it is)."""
     origins = {id(item): _origin(item, records, roots) for item in roots.items
                if item.category == DATA_DEPENDENT_BRANCH.category and _branches_here(item)}
+    # A lone branch is its own root cause, at the line a person changes (LCM's `prev_timestep
+    # >= 0`); only branches that share one value meet where it was computed.
+    shared = Counter((o.file, o.line) for o in origins.values() if o is not None)
+    origins = {k: o for k, o in origins.items() if o is not None and shared[(o.file, o.line)] > 1}
     merged: dict[tuple[str, int], RootBreak] = {}
     keep: list[RootBreak] = []
     for item in roots.items:

@@ -33,3 +33,19 @@ def test_a_break_inside_assert_close_is_at_the_call_not_where_its_argument_was_c
     assert brk.line == cases.read_text().splitlines().index(
         "        torch.testing.assert_close(fused, reference)") + 1
     assert brk.sites == [] and brk.category == "data_dependent_branch"
+
+
+def _line(code: str) -> int:
+    return MODELS.read_text().splitlines().index(code) + 1
+
+
+def test_each_branch_is_a_root_cause_at_its_own_line():
+    """Issue 45 §1 (LCM's `prev_timestep >= 0`): a branch whose value crossed an earlier break
+    was moved to the line that computed the value, next to the first branch left at its line:
+    two root causes at other lines, the per-call counts split. Each branch is its own root
+    cause, at the line a person changes."""
+    (lone,) = scan(f"{MODELS}:LoneBranch", input_shapes=["8,16"]).breaks
+    assert (lone.line, lone.sites) == (_line("        y = x * 2 if s >= 0 else x"), [])
+    result = scan(f"{MODELS}:TwoBranchesOneValue", input_shapes=["8,16"])
+    assert [(b.code, b.sites, b.fires_per_call) for b in result.breaks] == [
+        ("y = x * 2 if s >= 0 else x", [], 1.0), ("z = y + 1 if s < 10 else y", [], 1.0)]

@@ -19,7 +19,6 @@ from ..rules.bs007_explicit_break import RULE as EXPLICIT_BREAK
 from ..rules.bs009_other import RULE as OTHER
 from ..rules.bs010_disabled_call import RULE as DISABLED_CALL
 from ..rules.bs012_tensor_constant import RULE as TENSOR_CONSTANT
-from ..rules.bs017_context_manager import RULE as CONTEXT_MANAGER
 from ..rules.catalogue import rule_for, settings_of
 from .loops import iteration_at
 from .roots import NUMPY_FUNCTION, source_text
@@ -185,43 +184,14 @@ def _constant_advice(item: RootBreak) -> str:
                              "model run:\n" + constant_patch(item)))
 
 
-_BACKEND_FLAGS = re.compile(r"torch\.backends\.\w+\.(flags|sdp_kernel)\(|sdpa_kernel\(")
-_FORK_RNG = re.compile(r"\bfork_rng\(")
-_LOCK = re.compile(r"lock\b|Lock\(|\bmutex", re.IGNORECASE)
-
-
-def _manager_advice(item: RootBreak) -> str:
-    """What works for the managers seen in real models; "" for others (the rule's text).
-    Never a guard that drops what the block does, never a lock held twice."""
-    code = item.code or ""
-    if _BACKEND_FLAGS.search(code):
-        return ("These are global backend flags, read when each kernel runs: remove the `with` "
-                "from the model and set them around the call in the caller (`with "
-                f"{code.strip().removeprefix('with ').rstrip(':')}: out = compiled(x)`); they "
-                "then apply to the whole call, not only this block.")
-    if _FORK_RNG.search(code):
-        return ("`fork_rng()` restores the random state after the block, so its draws do not "
-                "advance the global generator. No guard keeps that: skipping the block when "
-                "compiling (`torch.compiler.is_compiling()`) would drop its draws from the "
-                "compiled model. Draw the values in the caller inside `fork_rng()` and pass them "
-                "in, or accept the break.")
-    if _LOCK.search(code) and item.owner != "user":
-        return ("A lock taken inside the library: no change of yours removes this `with`. If "
-                "it guards a one-time setup (taken on the first call only), call the model once "
-                "before compiling it (`--fix` verifies `warm_up`); otherwise accept the break.")
-    if _LOCK.search(code):
-        return ("Take the lock in the caller around the model call and remove it from the "
-                "model (holding it in both deadlocks a non-reentrant `threading.Lock`).")
-    return ""
-
-
 def _category_advice(item: RootBreak, category: str) -> str:
     """The advice of the break's rule, or what Dynamo says when no rule applies."""
     inside = item.call_chain[-1] if item.call_chain else None
     if category == DISABLED_CALL.category:
         return _disabled_advice(item)
-    if category == CONTEXT_MANAGER.category and _manager_advice(item):
-        return _manager_advice(item)
+    specific = rule_for(category).advise(item) if rule_for(category).advise else ""
+    if specific:
+        return specific
     if category == EXPLICIT_BREAK.category and inside is not None and is_torch_file(inside.file):
         # torch.optim's step() calls graph_break() itself (to keep no_grad for AOT autograd).
         return (f"torch itself calls `torch._dynamo.graph_break()` here (in "

@@ -1,13 +1,46 @@
 """BS017 context_manager: Unsupported context manager.
 
-The rule's whole behaviour: its entry and its lint checks.
+The rule's whole behaviour: its entry, its advice for the managers seen in real models, and its
+lint checks.
 """
 from __future__ import annotations
 
 import ast
+import re
+from typing import Any
 
 from .checks import SKIPS_FRAME, WITH_CHECKS, Scope, register, text_of
 from .model import Match, Rule
+
+_BACKEND_FLAGS = re.compile(r"torch\.backends\.\w+\.(flags|sdp_kernel)\(|sdpa_kernel\(")
+_FORK_RNG = re.compile(r"\bfork_rng\(")
+_LOCK = re.compile(r"lock\b|Lock\(|\bmutex", re.IGNORECASE)
+
+
+def _advise(brk: Any) -> str:
+    """What works for the managers seen in real models; "" for others (the rule's text).
+    Never a guard that drops what the block does, never a lock held twice."""
+    code = brk.code or ""
+    if _BACKEND_FLAGS.search(code):
+        return ("These are global backend flags, read when each kernel runs: remove the `with` "
+                "from the model and set them around the call in the caller (`with "
+                f"{code.strip().removeprefix('with ').rstrip(':')}: out = compiled(x)`); they "
+                "then apply to the whole call, not only this block.")
+    if _FORK_RNG.search(code):
+        return ("`fork_rng()` restores the random state after the block, so its draws do not "
+                "advance the global generator. No guard keeps that: skipping the block when "
+                "compiling (`torch.compiler.is_compiling()`) would drop its draws from the "
+                "compiled model. Draw the values in the caller inside `fork_rng()` and pass them "
+                "in, or accept the break.")
+    if _LOCK.search(code) and brk.owner != "user":
+        return ("A lock taken inside the library: no change of yours removes this `with`. If "
+                "it guards a one-time setup (taken on the first call only), call the model once "
+                "before compiling it (`--fix` verifies `warm_up`); otherwise accept the break.")
+    if _LOCK.search(code):
+        return ("Take the lock in the caller around the model call and remove it from the "
+                "model (holding it in both deadlocks a non-reentrant `threading.Lock`).")
+    return ""
+
 
 RULE = Rule(
     "BS017", "context_manager", "context-manager",
@@ -26,7 +59,8 @@ RULE = Rule(
                           '`torch.autocast`).'),),
     ids=('GB0066 GB0142 GB0209 GB0212 GB0221 GB0262 GB0263 GB0274 GB0279 GB0370 '
          'GB2533 '
-         'GB2473 GB4996'))
+         'GB2473 GB4996'),
+    advise=_advise)
 
 
 @register(WITH_CHECKS, RULE)

@@ -117,6 +117,9 @@ class Rule:
     # that does not apply says nothing (an `.item()` whose value is used; fixes/plan.py)
     no_automatic_fix: bool = False  # --fix has no fix of its own for it: when no setting
     # applies, the report says so and points to the advice (fixes/plan.py)
+    # Advice read from the break itself (its ``code`` and ``owner``), asked before the family's
+    # text; "" when it has nothing more specific (analysis/advice.py)
+    advise: Callable[[Any], str] | None = None
 
     def advice_for(self, gb_id: str | None) -> str:
         """The advice for a break of this family with registry id ``gb_id``."""

@@ -4,8 +4,8 @@ Compiled frames name the break they resume after by its index in the breaks
 (``CompiledFrame.break_index``), so whoever re-orders, merges or drops breaks goes through
 :func:`reorder_breaks`, which moves those indexes with them. The orders themselves: after
 analysis the user's own breaks first, then skipped frames, then the most graph splits
-(:func:`analysis_order`); once run-time counts or costs are known, by impact within each owner
-(:func:`rank`).
+(:func:`analysis_order`); once run-time counts are known, by impact within each owner
+(:func:`rank`): counted, never timed, so one model has one numbering.
 """
 
 from __future__ import annotations
@@ -54,19 +54,19 @@ def analysis_order(brk: RootBreak) -> tuple:
 
 
 def impact(brk: RootBreak) -> float:
-    """What ranks a break: its measured cost when timed, else fires per call × graph splits."""
-    if brk.cost_s_per_call is not None:
-        return brk.cost_s_per_call
+    """What ranks a break: fires per call × graph splits, counted, so a model's root causes
+    are numbered the same with or without timing (a scan and its ``--fix`` run)."""
     fires = 1.0 if brk.fires_per_call is None else brk.fires_per_call
     return fires * brk.graph_splits
 
 
 def rank(found: HasBreaks) -> None:
-    """Order the breaks by impact within each owner (the user's own first); a tie keeps the
-    analysis order; a break caused by an earlier one right after it. Frames keep pointing at
-    the same breaks."""
+    """Order the breaks by impact within each owner (the user's own first); a tie goes to the
+    larger measured cost, then keeps the analysis order; a break caused by an earlier one right
+    after it. Frames keep pointing at the same breaks."""
     reorder_breaks(found, after_causes(sorted(
-        found.breaks, key=lambda b: (OWNER_RANK.get(b.owner, 3), -impact(b)))))
+        found.breaks, key=lambda b: (OWNER_RANK.get(b.owner, 3), -impact(b),
+                                     -(b.cost_s_per_call or 0.0)))))
 
 
 def mark_caused(breaks: list[RootBreak]) -> None:

@@ -39,3 +39,29 @@ def test_torchs_cpp_backtrace_never_reaches_a_message():
     assert text == ("TypeError: randn(): argument 'size' failed to unpack the object at pos 1 "
                     "with error \"Overflow when unpacking long long")
     assert "frame #" not in text and "c10::" not in text
+
+
+def test_a_models_root_causes_have_one_numbering_timed_or_not():
+    """Issue 45 §2: ranked by a measured cost under --fix (which times) and by counts in a plain
+    scan, one model's root causes were numbered two ways. The rank is counted (fires per call ×
+    graph splits); the cost only breaks ties."""
+    from types import SimpleNamespace
+
+    from breakscan.analysis.ranking import rank
+
+    def brk(name, fires, splits, cost):
+        return SimpleNamespace(name=name, owner="user", fires_per_call=fires, graph_splits=splits,
+                               cost_s_per_call=cost, caused_by=None, hint_classes=[], code="",
+                               frame_skipped=False, file="m.py", line=1)
+
+    def order(costs):
+        found = SimpleNamespace(breaks=[brk("once", 1.0, 1, costs[0]),
+                                        brk("per layer", 12.0, 1, costs[1]),
+                                        brk("tie", 1.0, 1, costs[2])], frames=[])
+        rank(found)
+        return [b.name for b in found.breaks]
+
+    plain = order([None, None, None])
+    assert plain == ["per layer", "once", "tie"]
+    assert order([5e-3, 1e-4, 2e-5]) == plain  # timed: a costly single break does not jump
+    assert order([1e-5, 1e-4, 2e-5]) == ["per layer", "tie", "once"]  # a tie: the cost decides

@@ -1,6 +1,7 @@
-"""What the reader can do about each break, in words: the advice text, the
-``torch.compiler.disable``d function a break calls, and the patch that turns a module's
-constants kept in tensors into Python values.
+"""What the reader can do about each break, in words: the advice text, assembled from what the
+break's rule reads from the break itself (``Rule.advise``, asked with the
+``torch.compiler.disable``d function a break calls), the advice for its line, its family's
+text and settings, and how to act when the code is not the user's.
 
 Advice never points at text that is not there: a break with no rule gets Dynamo's own hint or
 explanation, a break in a library how to keep it out of the compiled region without editing it.
@@ -15,10 +16,7 @@ import re
 from ..frames import Frame, is_torch_file, module_ast, switched_helper
 from ..model.records import RootBreak
 from ..rules import categories, registry
-from ..rules.bs007_explicit_break import RULE as EXPLICIT_BREAK
 from ..rules.bs009_other import RULE as OTHER
-from ..rules.bs010_disabled_call import RULE as DISABLED_CALL
-from ..rules.bs012_tensor_constant import RULE as TENSOR_CONSTANT
 from ..rules.catalogue import rule_for, settings_of
 from .loops import iteration_at
 from .roots import NUMPY_FUNCTION, source_text
@@ -77,18 +75,20 @@ def _defined(scope: ast.AST, path: list[str]) -> ast.AST | None:
     return None
 
 
-def _disabled_advice(item: RootBreak) -> str:
-    fn = disabled_function(item)
-    if fn is None:
-        return DISABLED_CALL.suggestion
-    where = f" ({os.path.basename(fn.file)}:{fn.line})" if fn.file else ""
-    if fn.file and is_torch_file(fn.file):
-        return (f"`{fn.function}()`{where} is disabled by torch itself, on purpose: it runs "
-                "eagerly by design. Keep the call outside the compiled function, or accept the "
-                "split.")
-    return (f"`{fn.function}()`{where} is decorated with `torch.compiler.disable`: it runs "
-            "eagerly by design. Narrow the decorator to the part that cannot be traced, or "
-            "remove it.")
+class _Context:
+    """What a rule's ``advise`` hook may ask (rules.model.AdviceContext)."""
+
+    is_torch_file = staticmethod(is_torch_file)
+    disabled_function = staticmethod(lambda brk: disabled_function(brk))
+
+
+_CONTEXT = _Context()
+
+
+def _rule_advice(item: RootBreak) -> str:
+    """The advice the break's rule reads from the break itself ("" when it has none)."""
+    rule = rule_for(item.root_category)
+    return rule.advise(item, _CONTEXT) if rule.advise else ""
 
 
 def advice(item: RootBreak, in_force: dict | None = None) -> str:
@@ -96,12 +96,13 @@ def advice(item: RootBreak, in_force: dict | None = None) -> str:
     ``in_force``: the Dynamo settings the scanned process had changed (never advised again)."""
     category = item.root_category
     skipped = _caused_advice(item) + _skipped_advice(item)
-    if category == TENSOR_CONSTANT.category and item.constants:
-        return " ".join(skipped + [_constant_advice(item)])
+    specific = _rule_advice(item)
+    if specific and rule_for(category).advice_first:
+        return " ".join(skipped + [specific])
     line_advice = _helper_advice(item) or _iteration_advice(item)
     if line_advice:  # what to do at this line, instead of the rule's generic advice
         return " ".join(skipped + [line_advice] + _owner_advice(item, category))
-    return " ".join(_sites_advice(item) + skipped + [_category_advice(item, category)] +
+    return " ".join(_sites_advice(item) + skipped + [specific or _category_advice(item)] +
                     _settings_advice(category, in_force or {}) +
                     _owner_advice(item, category))
 
@@ -172,33 +173,10 @@ def _skipped_advice(item: RootBreak) -> list[str]:
     return ["Fix the break itself (below) so Dynamo can trace the function again."]
 
 
-def _constant_advice(item: RootBreak) -> str:
-    """A module's constants kept in tensors: store them as Python values."""
-    names = ", ".join(f"self.{c.attr}" for c in item.constants)
-    where = ", ".join(sorted({f"{os.path.basename(c.file)}:{c.line}" for c in item.constants}))
-    return (f"A constant kept in a tensor: {names} of {item.constants[0].cls} "
-            f"(created at {where}) hold fixed values, and each of the "
-            f"{len(item.sites)} use(s) needs them on the host. Store them as Python "
-            "ints/floats" + (" where they are created." if item.owner == "user" else
-                             ": without editing the library, after building the "
-                             "model run:\n" + constant_patch(item)))
-
-
-def _category_advice(item: RootBreak, category: str) -> str:
-    """The advice of the break's rule, or what Dynamo says when no rule applies."""
-    inside = item.call_chain[-1] if item.call_chain else None
-    if category == DISABLED_CALL.category:
-        return _disabled_advice(item)
-    specific = rule_for(category).advise(item) if rule_for(category).advise else ""
-    if specific:
-        return specific
-    if category == EXPLICIT_BREAK.category and inside is not None and is_torch_file(inside.file):
-        # torch.optim's step() calls graph_break() itself (to keep no_grad for AOT autograd).
-        return (f"torch itself calls `torch._dynamo.graph_break()` here (in "
-                f"{inside.function}() of {os.path.basename(inside.file)}:{inside.line}), "
-                "on purpose: nothing in your code to remove. Keep the call outside the "
-                "compiled function (compile the model, run this step eagerly), or accept "
-                "the split and its returns to Python.")
+def _category_advice(item: RootBreak) -> str:
+    """The advice of the break's family (a NumPy function Dynamo cannot trace named), or what
+    Dynamo says when no family covers it."""
+    category = item.root_category
     numpy_fn = NUMPY_FUNCTION.search(item.explanation or "")
     if numpy_fn is not None:
         return (f"Dynamo traces NumPy through torch._numpy, which has no `{numpy_fn['name']}`: "
@@ -270,19 +248,3 @@ def smallest_region(item: RootBreak) -> str:
             "decorated with `torch.compiler.disable` and call that, so the rest of "
             f"{item.function or 'the function'}() still compiles (not the whole "
             f"{item.function or 'function'}(): that would run it with no graph).")
-
-
-def constant_patch(brk: RootBreak) -> str:
-    """The code a user runs after building the model: each constant as a Python value."""
-    by_class: dict[str, list[str]] = {}
-    for const in brk.constants:
-        by_class.setdefault(const.cls.rpartition(".")[2], []).append(const.attr)
-    lines = ["for module in model.modules():"]
-    for cls, attrs in by_class.items():
-        names = ", ".join(repr(a) for a in attrs) + ("," if len(attrs) == 1 else "")
-        lines += [f"    if type(module).__name__ == {cls!r}:",
-                  f"        for name in ({names}):",
-                  "            value = getattr(module, name).tolist()  # a Python int/float",
-                  "            delattr(module, name)  # a buffer: unregister it first",
-                  "            setattr(module, name, value)"]
-    return "\n".join(lines)

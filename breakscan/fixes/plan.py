@@ -22,7 +22,7 @@ from ..model.jobs import FixRequest
 from ..model.result import ScanResult
 from ..model.verdicts import CANDIDATE, Fix, FixMetrics
 from ..options import ScanOptions
-from ..rules.bs012_tensor_constant import RULE as TENSOR_CONSTANT
+from ..rules.bs012_tensor_constant import RULE as TENSOR_CONSTANT, constant_patch
 from ..rules.bs015_rng import RULE as RNG
 from ..rules.catalogue import (FIXES, Chain, fixes_for, library_switches, rule_for, rule_for_fix,
                                rule_id)
@@ -356,8 +356,6 @@ def _plan_constants(plans: list[FixPlan], brk: Any, target_file: Path | None,
     """A constant kept in a tensor: replace it on the built model (works for library code:
     the printed loop is what the user runs), and where it is created in the user's own file,
     create it as a Python value (a source rewrite)."""
-    from ..analysis.advice import constant_patch
-
     spec = {}
     for const in brk.constants:
         spec.setdefault(const.cls, []).append(const.attr)

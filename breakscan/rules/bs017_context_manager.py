@@ -17,7 +17,7 @@ _FORK_RNG = re.compile(r"\bfork_rng\(")
 _LOCK = re.compile(r"lock\b|Lock\(|\bmutex", re.IGNORECASE)
 
 
-def _advise(brk: Any) -> str:
+def _advise(brk: Any, context: Any) -> str:
     """What works for the managers seen in real models; "" for others (the rule's text).
     Never a guard that drops what the block does, never a lock held twice."""
     code = brk.code or ""

@@ -9,7 +9,7 @@ optionally narrowed where one id means different things (``matches``, ``code_mat
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 Chain = list[tuple[str, str]]  # (file, function) of each frame of a break, outermost first
 
@@ -67,6 +67,16 @@ class Switch:
                         str(path["computed_by"][2])) if path.get("computed_by") else None))
 
 
+class AdviceContext(Protocol):
+    """What a rule's ``advise`` may ask of the analysis (rules/ imports nothing above it)."""
+
+    def is_torch_file(self, path: str) -> bool: ...
+
+    def disabled_function(self, brk: Any) -> Any:
+        """The ``torch.compiler.disable``d function a break calls, as a frame with ``file``,
+        ``line`` and ``function`` (``file`` "" when its definition was not found), or None."""
+
+
 @dataclass(frozen=True)
 class Match:
     """A Dynamo registry id, narrowed by a regex over "gb_type | explanation | context" (GB0059
@@ -117,9 +127,12 @@ class Rule:
     # that does not apply says nothing (an `.item()` whose value is used; fixes/plan.py)
     no_automatic_fix: bool = False  # --fix has no fix of its own for it: when no setting
     # applies, the report says so and points to the advice (fixes/plan.py)
-    # Advice read from the break itself (its ``code`` and ``owner``), asked before the family's
-    # text; "" when it has nothing more specific (analysis/advice.py)
-    advise: Callable[[Any], str] | None = None
+    # Advice read from the break itself (its code, owner, constants, the function it calls),
+    # asked before the family's text with an :class:`AdviceContext`; "" when it has nothing
+    # more specific (analysis/advice.py). ``advice_first``: it also comes before the advice
+    # for the break's line (a constant's fix is where it is created, whatever line uses it).
+    advise: Callable[[Any, "AdviceContext"], str] | None = None
+    advice_first: bool = False
 
     def advice_for(self, gb_id: str | None) -> str:
         """The advice for a break of this family with registry id ``gb_id``."""

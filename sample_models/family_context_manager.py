@@ -126,6 +126,7 @@ class NoiseFromCaller(nn.Module):
         breaks: 0
         records: 0
         frames_skipped: 0
+        same_outputs: no
     """
 
     def __init__(self, width: int = 16):

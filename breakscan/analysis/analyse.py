@@ -25,7 +25,8 @@ from .graphs import compiled_frames, explain_counts, graph_info
 from .loops import merge_iterations
 from .origins import merge_origins
 from .ranking import after_causes, analysis_order, mark_caused, reorder_breaks
-from .roots import Roots, break_at, break_frame, called_from, category_at, record_location
+from .roots import (Roots, break_at, break_frame, called_from, category_at, is_with,
+                    record_location)
 from .skipped import (confirm_compiled_before, fold_comprehensions, mark_skipped,
                       name_skipped_frames)
 
@@ -82,7 +83,7 @@ def _add_records(roots: Roots, records: list[BreakRecord]) -> dict[int, BreakRec
         item = roots.find(frame.file, frame.line, category,
                           via=called_from(chain, frame.file, frame.line))
         if item is not None and category == CONTEXT_MANAGER.category and \
-                (item.cause_category or item.category) != category:
+                (item.cause_category or item.category) != category and is_with(item.code):
             roots.rename(item, record, category)  # a `with`: the manager is the construct
         if item is None:
             item = roots.add(chain=chain, gb_id=record.gb_id, gb_type=record.gb_type,

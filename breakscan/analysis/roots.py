@@ -28,6 +28,11 @@ def source_text(file: str, line: int, fallback: str = "") -> str:
 _WITH = re.compile(r"\s*(async\s+)?with\b")
 
 
+def is_with(code: str | None) -> bool:
+    """Is this source line a ``with`` statement's header?"""
+    return bool(_WITH.match(code or ""))
+
+
 class Roots:
     """Root-cause breaks keyed by source location, in first-seen order."""
 

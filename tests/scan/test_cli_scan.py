@@ -33,7 +33,7 @@ MATRIX = [
     ("constructor raises", [f"{V}:RaisesInInit", "-s", "2,16"], 3, "weights file missing"),
     ("init-args wrong key", [f"{V}:Plain", "-s", "2,16", "--init-args", '{"depth": 3}'], 2,
      "does not accept these --init-args"),
-    ("shape too large", [ITEM, "-s", "99999999999999999999,16"], 2, "cannot create inputs"),
+    ("shape too large", [ITEM, "-s", "99999999999999999999,16"], 2, "is too large for a tensor"),
     ("too few inputs", [f"{V}:TwoInputs", "-s", "2,16"], 2, "2 required"),
     ("too many inputs", [f"{V}:Plain", "-s", "2,16", "-s", "2,16"], 2, "got 2 positional input"),
     ("wrong inner size", [ITEM, "-s", "8,15"], 3, "check --input-shape"),

@@ -74,6 +74,7 @@ class CudnnOffBlock(nn.Module):
         category: frame_skipped
         cause: context_manager
         gb_id: GB0142
+        gb_id@2.14: GB0208
         advice_contains: set them around the call in the caller
         break_at: with torch.backends.cudnn.flags(enabled=False):
     """
@@ -102,6 +103,7 @@ class ForkedNoise(nn.Module):
         category: frame_skipped
         cause: context_manager
         gb_id: GB0142
+        gb_id@2.14: GB0208
         advice_contains: Draw the values in the caller inside `fork_rng()` and pass them in
         break_at: with torch.random.fork_rng():
     """

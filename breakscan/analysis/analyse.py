@@ -10,8 +10,10 @@ Dynamo reported or split on it. Where explain's numbers differ from breakscan's,
 from __future__ import annotations
 
 import dataclasses
+import os
 
-from ..frames import Frame, model_stack, user_frame
+from ..frames import (Frame, is_stdlib_file, is_torch_file, model_stack, source_line,
+                      user_frame)
 from ..messages import split_reason
 from ..model.raw import RawCapture
 from ..model.records import (BreakRecord, CompiledFrame, Discrepancy, ExplainCounts, GraphInfo,
@@ -78,6 +80,7 @@ def _add_records(roots: Roots, records: list[BreakRecord]) -> dict[int, BreakRec
         chain, frame = record_location(record)
         if frame is None:
             continue
+        chain, frame = _at_the_with(chain, frame)
         category = category_at(chain, record.gb_id, record.gb_type, record.explanation,
                                record.context, frame.file, frame.line, frame.code)
         item = roots.find(frame.file, frame.line, category,
@@ -97,6 +100,18 @@ def _add_records(roots: Roots, records: list[BreakRecord]) -> dict[int, BreakRec
         if record.skip_kind:
             mark_skipped(item, record)
     return first_record
+
+
+def _at_the_with(chain: list[Frame], frame: Frame) -> tuple[list[Frame], Frame]:
+    """A record inside the standard library's ``contextlib`` (torch 2.14 places entering a
+    generator-based manager at ``return next(self.gen)``) belongs to the user's ``with`` line
+    that entered it: one construct, one root cause."""
+    if not is_stdlib_file(frame.file) or os.path.basename(frame.file) != "contextlib.py":
+        return chain, frame
+    for at in range(len(chain) - 1, -1, -1):
+        if is_with(chain[at].code or source_line(chain[at].file, chain[at].line)):
+            return chain[:at + 1], chain[at]
+    return chain, frame
 
 
 def _add_explain_reasons(roots: Roots, explain: ExplainCounts) -> None:
@@ -127,6 +142,18 @@ def _add_skipped_frames(roots: Roots, frames: list[CompiledFrame]) -> None:
     for frame in frames:
         if frame.skipped and frame.fail_file and frame.fail_line:
             item = roots.find(frame.fail_file, frame.fail_line)
+            if item is None and frame.fail_file != frame.file and (
+                    os.path.basename(frame.fail_file) == "contextlib.py" and
+                    is_stdlib_file(frame.fail_file) or is_torch_file(frame.fail_file)):
+                # entering a `with` of the skipped frame (contextlib, or torch's generator
+                # such as fork_rng): the `with` line's root, when the frame has one
+                item = next((r for r in roots.items if r.file == frame.file and is_with(r.code)),
+                            None)
+                if item is not None and item.category != CONTEXT_MANAGER.category:
+                    # the manager is the construct (torch 2.14 names only the call, GB0208)
+                    item.cause_category = item.cause_category and CONTEXT_MANAGER.category
+                    item.category = item.category if item.cause_category else \
+                        CONTEXT_MANAGER.category
             if item is None:
                 reason = frame.fail_reason or frame.fail_type or "frame skipped"
                 item = roots.add(chain=[Frame(frame.fail_file, frame.fail_line, frame.name)],

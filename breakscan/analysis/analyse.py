@@ -28,7 +28,7 @@ from .loops import merge_iterations
 from .origins import merge_origins
 from .ranking import after_causes, analysis_order, mark_caused, reorder_breaks
 from .roots import (Roots, break_at, break_frame, called_from, category_at, is_with,
-                    record_location)
+                    recategorise, record_location)
 from .skipped import (confirm_compiled_before, fold_comprehensions, mark_skipped,
                       name_skipped_frames)
 
@@ -151,9 +151,7 @@ def _add_skipped_frames(roots: Roots, frames: list[CompiledFrame]) -> None:
                             None)
                 if item is not None and item.category != CONTEXT_MANAGER.category:
                     # the manager is the construct (torch 2.14 names only the call, GB0208)
-                    item.cause_category = item.cause_category and CONTEXT_MANAGER.category
-                    item.category = item.category if item.cause_category else \
-                        CONTEXT_MANAGER.category
+                    recategorise(item, CONTEXT_MANAGER.category)
             if item is None:
                 reason = frame.fail_reason or frame.fail_type or "frame skipped"
                 item = roots.add(chain=[Frame(frame.fail_file, frame.fail_line, frame.name)],

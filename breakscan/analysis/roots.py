@@ -92,16 +92,21 @@ class Roots:
         gb_id = record.gb_id or registry.id_of(record.gb_type)
         item.gb_id, item.gb_type, item.explanation = gb_id, record.gb_type, record.explanation
         item.hints = list(record.hints)
-        if item.frame_skipped:
-            item.cause_category = category
-        else:
-            item.category = category
-        item.suggestion = categories.CATEGORIES[category].suggestion
+        recategorise(item, category)
         item.doc_url = categories.registry_url(gb_id)
         entry = registry.entry(gb_id)
         item.registry_title = entry.title if entry else None
         item.hint_classes = registry.classes_of(record.hints) or list(
             entry.hint_classes if entry else ())
+
+
+def recategorise(item: RootBreak, category: str) -> None:
+    """Give a root its family: its cause's when it made Dynamo skip a frame, else its own."""
+    if item.frame_skipped or item.cause_category:
+        item.cause_category = category
+    else:
+        item.category = category
+    item.suggestion = categories.CATEGORIES[category].suggestion
 
 
 def called_from(chain: list[Frame], file: str, line: int) -> tuple[str, str] | None:

@@ -245,8 +245,8 @@ def where(frames: Iterable[Frame], *, with_function: bool = False) -> str:
     frame = acting_frame(frames)
     if frame is None:
         return ""
-    return f" at {frame.file}:{frame.line}" + (f" in {frame.function}"
-                                                if with_function and frame.function else "")
+    return f" at {display_path(frame.file)}:{frame.line}" + (
+        f" in {frame.function}" if with_function and frame.function else "")
 
 
 def _launcher(path: str) -> bool:

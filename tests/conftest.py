@@ -96,6 +96,13 @@ def program_expectations() -> list[tuple[Path, dict[str, str]]]:
     return found
 
 
+def shown(path: Path | str) -> str:
+    """A path as the CLI prints it, run from ROOT (``run_cli``'s working directory): relative
+    when under it, else absolute."""
+    path = Path(path)
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
 def locate(break_at: str, default_file: Path) -> tuple[Path, int]:
     """'[file.py: ]source text' -> (file, line number of that unique source line)."""
     file = default_file

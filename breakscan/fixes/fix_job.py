@@ -231,8 +231,8 @@ def scan_with_fix(request: FixRequest, on_stage: Callable[[str, Any], None],
     original = load_target(target, **options.load_options)
     with tempfile.TemporaryDirectory(prefix="breakscan-fix-",
                                      dir=os.environ.get("BREAKSCAN_WORK")) as tmp:
-        fixed, changes, set_to = _fixed_copy(target, options.load_options, fix, original,
-                                             Path(tmp))
+        fixed, changes, set_to, warmed = _fixed_copy(target, options.load_options, fix,
+                                                     original, Path(tmp))
         sets = shape_sets_for(fixed, options.vary_batch, list(options.shapes))
         config = resolved_config(dict(fix.config))
         env = _switched_env(fix)
@@ -251,7 +251,8 @@ def scan_with_fix(request: FixRequest, on_stage: Callable[[str, Any], None],
         except ModelError as exc:
             raise UsageError(f"not applicable: with it, the model fails: {exc}") from None
         found = FixedScan(result=result, same_outputs=compare_outputs(reference, expected),
-                          random=random or fixed_random, changes=changes, set_to=set_to)
+                          random=random or fixed_random, changes=changes, set_to=set_to,
+                          warmed=warmed)
         before = fix.before
         after = metrics(result, dynamic=bool(fix.dynamic))
         # A switch that changes what the model computes is proved against its own eager run
@@ -282,25 +283,29 @@ def _switched_env(fix: FixRequest) -> dict[str, str]:
 
 
 def _fixed_copy(target: str, load: dict[str, Any], fix: FixRequest, original: Any,
-                tmp: Path) -> tuple[Any, list[str], str | None]:
+                tmp: Path) -> tuple[Any, list[str], str | None, list[str]]:
     """The target with the fix applied: the rewritten copy, or a second copy (same seed: same
     weights) switched or with its constants replaced; the original itself for a setting. With
-    it, what a switch changes and the value a flipped attribute now has."""
+    it, what a switch changes, the value a flipped attribute now has, and what a warm-up call
+    changed on the model."""
     from ..errors import UsageError
     from ..pipeline.load import load_target
-    from ..pipeline.state import CallState
+    from ..pipeline.state import CallState, ModelState
 
     fixed = original
     changes: list[str] = []
     set_to = None
+    warmed: list[str] = []
     if fix.kind == "source":
         removed = frozenset(a for _, attrs in fix.constants for a in attrs)
         fixed = _load_rewritten(target, load, fix.file, fix.new_source, original, tmp, removed)
     elif fix.kind == "switch" and fix.switch is not None:
         fixed = load_target(target, **load)  # a second copy, same seed: same weights
         before = _structure(fixed.model)
+        as_built = ModelState(fixed.model) if fix.switch.warm_up else None
         switch_target(fixed, fix.switch)
         changes = _structure_changes(before, _structure(fixed.model))
+        warmed = as_built.changed() if as_built is not None else []
         path = fix.switch.path
         if path is not None and path.value == "flip" and path.kind == "attribute":
             from .switches import value_after
@@ -317,7 +322,7 @@ def _fixed_copy(target: str, load: dict[str, Any], fix: FixRequest, original: An
             raise UsageError("not applicable: no such attribute on the built model")
     if fixed is not original:  # its state as the fix left it (weights loaded, switch set)
         fixed.state = CallState(fixed.model)
-    return fixed, changes, set_to
+    return fixed, changes, set_to, warmed
 
 
 Structure = tuple[dict[str, int], dict[str, bool], int]

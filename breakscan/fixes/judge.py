@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..model.result import FixedScan, ScanResult
-from ..model.verdicts import Correctness, Fix, FixMetrics
+from ..model.verdicts import Correctness, Fix, FixMetrics, quoted_names
 from .gain import Change, change, change_text, decide, numbers_text
 
 DRIFT_FACTOR = 2.0  # a fix's compiled outputs may drift this many times the original's
@@ -55,8 +55,8 @@ def semantics(fix: Fix, fixed: FixedScan) -> str | None:
     """What a switch changes in what the model computes, against the original, in words a
     person reads before applying it; None for a fix that keeps the model's computation (every
     source fix and setting is judged on the original's outputs instead)."""
-    if fix.kind != "switch":
-        return None
+    if fix.kind != "switch" or fix.fix_id == "warm_up":  # a warm-up keeps the computation:
+        return None  # its outputs are judged on the original's (a state it left shows there)
     parts = list(fixed.changes)
     if not fixed.same_outputs.match:
         parts.append(f"its outputs differ from the original model's "
@@ -77,6 +77,12 @@ def _outputs_reason(fix: Fix, fixed: FixedScan, changes: str | None = None) -> s
             return (f"compiled, the switched model's outputs differ from its own eager run "
                     f"further than compiling the original did: {compiled.message}")
         return None
+    if not same.match and fixed.warmed:
+        return (f"the warm-up call changed the model's state ({quoted_names(fixed.warmed)}) "
+                f"and left it so: the warmed-up model's calls start from there, not from the state it "
+                f"was built with, so its outputs differ from the original's call for call "
+                f"({same.message}); warming up helps this model only where that state is put "
+                f"back afterwards without undoing what the warm-up built")
     if not same.match:
         return f"outputs differ from the original model: {same.message}"
     if not within_drift(compiled, baseline):

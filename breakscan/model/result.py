@@ -280,6 +280,9 @@ class FixedScan:
     # A path switch that negates an attribute ("flip"): the value the switched copy now has
     # (its repr), so the code shown sets that value, never `x = not x`.
     set_to: str | None = None
+    # The warm-up switch: what its eager call changed on the model (``pipeline/state.py``
+    # names), so outputs that differ are put down to the state it left, in those names.
+    warmed: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -54,16 +54,18 @@ class ModelStateReport:
         """The one line every report prints."""
         parts = []
         if self.every_call:
-            parts.append("the model keeps state between calls: " + _names(self.every_call))
+            parts.append("the model keeps state between calls: "
+                         + quoted_names(self.every_call))
         if self.first_call_only:
             parts.append(("its first call sets " if self.known else "its call changes ")
-                         + _names(self.first_call_only))
+                         + quoted_names(self.first_call_only))
         how = ("each compared run (eager, compiled, each fix) started from the state it was "
                "built with, call k compared with call k")
         return "; ".join(parts) + f" ({how})"
 
 
-def _names(paths: list[str], most: int = 6) -> str:
+def quoted_names(paths: list[str], most: int = 6) -> str:
+    """`a`, `b` and 3 more: attribute paths as every report names them."""
     shown = ", ".join(f"`{p}`" for p in paths[:most])
     return shown + (f" and {len(paths) - most} more" if len(paths) > most else "")
 

@@ -298,7 +298,7 @@ def user_line_from_stack(stderr: str) -> str:
     in the thread that was running (``Current thread``), the user's own innermost line, else
     a library's; never the standard library's (a timer's ``traceback.py``). Empty without a
     dump; ' (no line of your code was on the stack)' when the dump names none."""
-    from ..frames import acting_frame, is_stdlib_file, parse_stack, user_frame
+    from ..frames import acting_frame, display_path, is_stdlib_file, parse_stack, user_frame
 
     if 'File "' not in stderr:
         return ""
@@ -308,7 +308,8 @@ def user_line_from_stack(stderr: str) -> str:
     frame = user_frame(frames) or acting_frame(frames)
     if frame is None or is_stdlib_file(frame.file):
         return " (no line of your code was on the stack)"
-    return f" at {frame.file}:{frame.line}" + (f" in {frame.function}" if frame.function else "")
+    return f" at {display_path(frame.file)}:{frame.line}" + (
+        f" in {frame.function}" if frame.function else "")
 
 
 def _signal_name(number: int) -> str:

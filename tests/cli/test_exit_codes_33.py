@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import FIXTURES, ROOT, SAMPLES, TORCH_RELEASE, locate, run_cli
+from conftest import FIXTURES, ROOT, SAMPLES, TORCH_RELEASE, locate, run_cli, shown
 
 CASES = FIXTURES / "models" / "exit_cases_33.py"
 
@@ -37,7 +37,7 @@ def test_the_models_failure_reached_through_torch_is_exit_3_at_its_line(name, ar
         return
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert proc.stderr.strip().splitlines()[-1] == \
-        f"breakscan: error: {message} at {CASES}:{_line(at)}"
+        f"breakscan: error: {message} at {shown(CASES)}:{_line(at)}"  # cwd-relative
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
@@ -80,4 +80,4 @@ def test_run_escapes_the_control_characters_of_the_programs_error(tmp_path):
     assert proc.returncode == 3
     last = proc.stderr.strip().splitlines()[-1]
     assert last == (f"breakscan: error: the program raised RuntimeError: bad \\x1b[31mred\\x00nul "
-                    f"at {script}:1 in <module>")
+                    f"at {shown(script)}:1 in <module>")

@@ -13,7 +13,7 @@ import os
 import textwrap
 import time
 
-from conftest import FIXTURES, ROOT, SAMPLES, locate, run_cli
+from conftest import FIXTURES, ROOT, SAMPLES, locate, run_cli, shown
 
 M = FIXTURES / "models" / "misbehaving.py"
 
@@ -29,7 +29,7 @@ def test_hang_after_explain_times_out_with_a_partial_json_report(tmp_path):
     assert elapsed < 20 + 10  # the limit, plus the parent's own start-up
     _, line = locate("time.sleep(3600)", M)
     (error,) = proc.stderr.strip().splitlines()
-    assert error == (f"breakscan: error: timed out after 20 s during recompiles at {M}:{line} in "
+    assert error == (f"breakscan: error: timed out after 20 s during recompiles at {shown(M)}:{line} in "
                      "forward; the model may hang (raise --timeout if it is just slow)")
     doc = json.loads(dest.read_text())  # the old file was replaced by the partial report
     assert (doc["partial"], doc["stopped_at"]) == (True, "recompiles")

@@ -15,7 +15,7 @@ import json
 
 import pytest
 
-from conftest import FIXTURES, QUICK, locate, run_cli
+from conftest import FIXTURES, QUICK, locate, run_cli, shown
 
 F = FIXTURES / "models" / "fails_later.py"
 
@@ -34,7 +34,7 @@ def test_layer_drop_in_training_fails_the_eager_timing_with_exit_3(tmp_path):
     _, line = locate("hidden = layer(hidden)", F)
     assert _one_line_error(proc) == (
         "breakscan: error: timing the eager model failed: TypeError: linear(): argument "
-        f"'input' (position 1) must be Tensor, not NoneType at {F}:{line}; call 1 with the "
+        f"'input' (position 1) must be Tensor, not NoneType at {shown(F)}:{line}; call 1 with the "
         "same inputs succeeded")
     doc = json.loads(dest.read_text())  # what finished is kept, marked partial
     assert (doc["partial"], doc["stopped_at"]) == (True, "timing (eager)")
@@ -48,7 +48,7 @@ def test_a_failure_in_the_compiled_timing_with_kernels_is_exit_3():
                      'the cache is "', F)
     assert _one_line_error(proc) == (
         "breakscan: error: timing the compiled model (inductor) failed: RuntimeError: compiled "
-        f"call 10: the cache is full at {F}:{line}; call 1 with the same inputs succeeded")
+        f"call 10: the cache is full at {shown(F)}:{line}; call 1 with the same inputs succeeded")
     assert "PARTIAL REPORT: the scan stopped during timing (compiled)" in proc.stdout
 
 
@@ -58,7 +58,7 @@ def test_a_failure_with_another_batch_size_is_exit_3():
                      'of 8")', F)
     assert _one_line_error(proc) == (
         "breakscan: error: compiled call with input shapes [[16, 4]] failed: ValueError: batch "
-        f"16: this model was built for a batch of 8 at {F}:{line}")
+        f"16: this model was built for a batch of 8 at {shown(F)}:{line}")
 
 
 def test_a_fixed_model_that_fails_later_fails_that_fix_only(tmp_path):
@@ -97,7 +97,7 @@ def test_a_model_failing_on_one_later_call_is_exit_3_not_breakscans_counter(
                      F)
     assert _one_line_error(proc) == (
         f"breakscan: error: {call} failed: RuntimeError: call {fails_on}: the ring buffer "
-        f"wrapped around at {F}:{line}; call 1 with the same inputs succeeded")
+        f"wrapped around at {shown(F)}:{line}; call 1 with the same inputs succeeded")
     doc = json.loads(dest.read_text())
     assert (doc["partial"], doc["stopped_at"]) == (True, stage)
     assert not [n for n in doc["notes"] if "counter failed" in n]
@@ -113,7 +113,7 @@ def test_compare_ends_with_exit_3_when_a_model_raises_comparing_outputs(tmp_path
     _, line = locate('raise ValueError(f"checkpoint version {int(version)}: this model reads '
                      'version 2")', F)
     error = (f"B's eager call failed: ValueError: checkpoint version 1: this model reads "
-             f"version 2 at {F}:{line}")
+             f"version 2 at {shown(F)}:{line}")
     assert _one_line_error(proc) == f"breakscan: error: {error}"
     doc = json.loads(dest.read_text())
     assert doc["note"] == f"outputs not compared: {error}"

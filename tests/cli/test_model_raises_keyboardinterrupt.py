@@ -14,7 +14,7 @@ import signal
 
 import pytest
 
-from conftest import FIXTURES, locate, run_cli
+from conftest import FIXTURES, locate, run_cli, shown
 
 F = FIXTURES / "models" / "raises_keyboard_interrupt.py"
 
@@ -58,7 +58,7 @@ def test_scan_of_a_model_raising_keyboardinterrupt_is_exit_3_at_its_line(name, m
     proc = run_cli(f"{F}:{name}", "-s", "2,3", "-q")
     assert proc.returncode == 3, proc.stdout + proc.stderr
     (line,) = proc.stderr.strip().splitlines()  # one line, no traceback
-    assert line == f"breakscan: error: {message} at {F}:{_line(at)}"
+    assert line == f"breakscan: error: {message} at {shown(F)}:{_line(at)}"
     assert "interrupted" not in proc.stdout + proc.stderr
     if name == "RaisesAfterFirstCall":  # what the first call captured is kept
         assert "PARTIAL REPORT: the scan stopped during eager run" in proc.stdout
@@ -70,7 +70,7 @@ def test_run_of_a_program_raising_keyboardinterrupt_is_exit_3_at_its_line(tmp_pa
     assert proc.returncode == 3, proc.stderr
     lines = proc.stderr.strip().splitlines()
     at = _line("raise KeyboardInterrupt  # the program's own, no signal")
-    assert lines[-1] == f"breakscan: error: the program raised KeyboardInterrupt at {F}:{at} in main"
+    assert lines[-1] == f"breakscan: error: the program raised KeyboardInterrupt at {shown(F)}:{at} in main"
     assert "Traceback" in proc.stderr and "KeyboardInterrupt" in lines[-2]  # as Python prints
     assert "interrupted" not in proc.stderr
     report = json.loads(out.read_text())
@@ -90,7 +90,7 @@ def test_in_process_scan_of_a_model_raising_keyboardinterrupt_is_exit_3(name, me
     from breakscan.runs.runner import scan_in_process
 
     target, options = f"{F}:{name}", ScanOptions(input_shapes=["2,3"])
-    expected = f"{message} at {F}:{_line(at)}"
+    expected = f"{message} at {shown(F)}:{_line(at)}"
     run = _not_interrupted(scan_in_process, target, options)
     assert (run.exit_code, run.error, run.result) == (3, expected, None)
     here = _not_interrupted(run_here, SCAN_JOB, ScanRequest(target, options), target=target)
@@ -134,7 +134,7 @@ def test_program_run_in_process_tells_its_own_keyboardinterrupt_from_a_signal(tm
     raises.write_text("x = 1\nraise KeyboardInterrupt('done')\n")
     outcome = _not_interrupted(run_program, ProgramOptions(script=str(raises)))
     assert (outcome.exit_code, outcome.error) == (
-        130, f"KeyboardInterrupt: done at {raises}:2 in <module>")
+        130, f"KeyboardInterrupt: done at {shown(raises)}:2 in <module>")
     signalled = tmp_path / "signalled.py"
     signalled.write_text("import os, signal, time\nos.kill(os.getpid(), signal.SIGINT)\n"
                          "time.sleep(5)\n")

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import (FIXTURES, ROOT, SAMPLES, ctrl_c_reaches_it, locate, program_expectations,
-                      run_cli)
+                      run_cli, shown)
 
 PROGRAMS = FIXTURES / "programs"
 ECHO = PROGRAMS / "echo_program.py"
@@ -186,7 +186,7 @@ def test_program_that_raises_is_a_partial_report_with_exit_3(tmp_path):
     line = _line(ECHO, 'raise ValueError("the program\'s own failure")')
     assert proc.stderr.strip().splitlines()[-1] == (
         f"breakscan: error: the program raised ValueError: the program's own failure at "
-        f"{ECHO}:{line} in main")
+        f"{shown(ECHO)}:{line} in main")
     assert "Traceback" in proc.stderr  # the program's own traceback, as Python prints it
     report = _report(out)
     assert report["partial"] is True and report["program"]["exit_code"] == 1
@@ -207,7 +207,7 @@ def test_hanging_program_times_out_with_its_partial_report(tmp_path):
     assert proc.returncode == 3, proc.stderr
     sleep = _line(ECHO, "time.sleep(0.1)")
     assert proc.stderr.strip().splitlines()[-1] == (
-        f"breakscan: error: timed out after 15 s during program at {ECHO}:{sleep} in main; the "
+        f"breakscan: error: timed out after 15 s during program at {shown(ECHO)}:{sleep} in main; the "
         "program may hang (raise --timeout if it is just slow)")
     report = _report(out)
     assert report["partial"] is True and report["program"]["exit_code"] is None

@@ -9,7 +9,7 @@ from __future__ import annotations
 from breakscan.options import Limits, ScanOptions
 from breakscan.runs.runner import scan_isolated
 
-from conftest import FIXTURES, locate
+from conftest import FIXTURES, locate, shown
 
 M = FIXTURES / "models" / "misbehaving.py"
 
@@ -19,7 +19,7 @@ def test_abort_in_forward_is_a_crash_at_the_users_line():
     run = scan_isolated(f"{M}:AbortsOnNewBatch",
                         ScanOptions(input_shapes=["8,4"], vary_batch="8,16"), Limits(timeout=60))
     assert run.exit_code == 3 and run.stage == "recompiles" and run.partial
-    assert run.error == f"the scan process crashed with SIGABRT during recompiles at {M}:{line} " \
+    assert run.error == f"the scan process crashed with SIGABRT during recompiles at {shown(M)}:{line} " \
                         "in forward"
     assert run.result.summary.graph_count == 1  # explain had finished
     assert "Fatal Python error: Aborted" in run.detail  # what --debug shows

@@ -11,7 +11,7 @@ import torch
 from breakscan import ScanOptions, TimingOptions, scan
 from breakscan.pipeline.state import CallState, ModelState
 
-from conftest import FIXTURES, GAINED, fixes_in_process, locate, run_cli
+from conftest import FIXTURES, GAINED, ROOT, fixes_in_process, locate, run_cli, shown
 
 CASES = FIXTURES / "models" / "stateful.py"
 QUICK = TimingOptions(backend="eager", max_run_time=0.1)
@@ -117,7 +117,8 @@ def test_a_later_call_failing_says_the_first_succeeded(tmp_path):
     assert proc.returncode == 3, proc.stderr
     (error,) = [x for x in proc.stderr.splitlines() if x.startswith("breakscan: error:")]
     assert error == (f"breakscan: error: FailsOnSecondCallOutside.forward (call 2) failed: "
-                     f"RuntimeError: the ring buffer is full at {CASES}:{line}; call 1 with the "
+                     f"RuntimeError: the ring buffer is full at {shown(CASES)}:{line}; "
+                     "call 1 with the "
                      "same inputs succeeded")
     assert "--input-shape" not in proc.stderr
 
@@ -145,3 +146,18 @@ def test_one_setting_is_credited_to_every_root_cause_it_removes():
     (setting,) = [f for f in fixes if f.fix_id == "capture_scalar_outputs"]
     assert setting.removes == [1, 2] and setting.status == "verified", setting.reason
     assert unfixed(result, fixes) == []
+
+
+def test_a_warm_up_that_advances_the_models_state_says_so_and_is_not_verified():
+    """A first-call-only break guarded by state every call advances (diffusers' Euler step:
+    `_step_index` found from the timestep once, then stepped): the warm-up removes the break
+    (2 -> 1 graphs) only by leaving the index one step ahead. Its outputs differ from the
+    original's call for call, and the reason names the state, never "changes semantics" as if
+    the warm-up were a switch meant to change the computation (issue 44 §1)."""
+    fixes = fixes_in_process(f"{CASES}:IndexOnFirstStep", "8,16")
+    (warm,) = [f for f in fixes if f["fix_id"] == "warm_up"]
+    assert (warm["before"]["graph_count"], warm["after"]["graph_count"]) == (2, 1)
+    assert warm["status"] == "changes outputs" and not warm["outputs_match"]
+    assert warm["reason"].startswith("the warm-up call changed the model's state "
+                                     "(`_step_index`) and left it so")
+    assert warm["changes"] is None

@@ -9,10 +9,11 @@ from __future__ import annotations
 import torch
 
 from breakscan import ProgramOptions, run_program, scan
+from breakscan.frames import display_path
 from breakscan.options import ScanOptions
 from breakscan.pipeline.load import load_target
-from breakscan.runs.runner import run_model
 from breakscan.report.wording import calls_text
+from breakscan.runs.runner import run_model
 
 from conftest import FIXTURES, locate
 
@@ -99,4 +100,4 @@ def test_a_model_failing_in_a_cond_branch_names_the_branch_line_and_gb_id():
     assert run.exit_code == 3
     assert "Got graph break/error: Failed to trace builtin operator [GB0059]: " in run.error
     print_line = _line('print("positive")')
-    assert run.error.endswith(f" at {CASES}:{print_line}")
+    assert run.error.endswith(f" at {display_path(str(CASES))}:{print_line}")  # relative

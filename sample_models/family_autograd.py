@@ -10,7 +10,8 @@ class GradInForward(nn.Module):
     create_graph=True)`: Dynamo does not trace `autograd.grad` unless
     `torch._dynamo.config.trace_autograd_ops` is on (GB9186): a break. Here the gradient has a
     closed form (d/dW of sum((Wx+b)^2) is 2 hᵀx); otherwise take it outside the compiled
-    region, or turn the setting on.
+    region, or turn the setting on. torch 2.15 cannot resume inside the `with enable_grad()`
+    block: it skips the whole forward (0 graphs), the same break its cause.
 
     Expected scan (--input-shape 8,16):
         graphs: 2
@@ -21,6 +22,10 @@ class GradInForward(nn.Module):
         fix: trace_autograd_ops verified
         advice_contains: trace_autograd_ops
         break_at: (g,) = torch.autograd.grad(h.pow(2).sum(), self.fc.weight, create_graph=True)
+        graphs@2.15+: 0
+        frames_skipped@2.15+: 1
+        category@2.15+: frame_skipped
+        cause@2.15+: autograd
     """
 
     def __init__(self, width: int = 16):
@@ -54,6 +59,10 @@ class GradientPenalty(nn.Module):
         fix: trace_autograd_ops verified
         advice_contains: trace_autograd_ops
         break_at: (g,) = torch.autograd.grad(score.sum(), mixed, create_graph=True)
+        graphs@2.15+: 0
+        frames_skipped@2.15+: 1
+        category@2.15+: frame_skipped
+        cause@2.15+: autograd
     """
 
     def __init__(self, width: int = 16):

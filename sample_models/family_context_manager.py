@@ -74,7 +74,7 @@ class CudnnOffBlock(nn.Module):
         category: frame_skipped
         cause: context_manager
         gb_id: GB0142
-        gb_id@2.14: GB0208
+        gb_id@2.14+: GB0208
         advice_contains: set them around the call in the caller
         break_at: with torch.backends.cudnn.flags(enabled=False):
     """
@@ -94,7 +94,8 @@ class ForkedNoise(nn.Module):
     """Noise drawn inside `torch.random.fork_rng()`, so the global generator does not advance.
     One root cause (GB0142, the GB0208 of the `fork_rng()` call its context). No guard is safe
     here: skipping the block when compiling would drop the noise, so the advice is to draw it
-    in the caller and pass it in.
+    in the caller and pass it in. torch 2.15 skips the whole forward at the `with` (0 graphs;
+    only the GB0208 record).
 
     Expected scan (--input-shape 8,16):
         graphs: 1
@@ -103,7 +104,9 @@ class ForkedNoise(nn.Module):
         category: frame_skipped
         cause: context_manager
         gb_id: GB0142
-        gb_id@2.14: GB0208
+        gb_id@2.14+: GB0208
+        graphs@2.15+: 0
+        records@2.15+: 1
         advice_contains: Draw the values in the caller inside `fork_rng()` and pass them in
         break_at: with torch.random.fork_rng():
     """

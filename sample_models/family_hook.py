@@ -36,13 +36,21 @@ class HookInForward(nn.Module):
 
 
 class HookIntoBuffer(nn.Module):
-    """Fixed twin: the hook writes the norm into a buffer (a tensor op, traced).
+    """Fixed twin: the hook writes the norm into a buffer (a tensor op, traced). torch 2.15
+    traces the hook's body as a higher-order op, where writing a buffer is an input mutation
+    (GB0041): a break again, in the hook family; there, register the hook outside forward.
 
     Expected scan (--input-shape 8,16):
         twin_of: HookInForward
         graphs: 1
         breaks: 0
         records: 0
+        graphs@2.15+: 2
+        breaks@2.15+: 1
+        records@2.15+: 1
+        category@2.15+: hook
+        gb_id@2.15+: GB0041
+        break_at@2.15+: h.register_hook(lambda g: self.grad_norm.copy_(g.norm()))
     """
 
     def __init__(self, width: int = 16):

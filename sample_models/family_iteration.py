@@ -16,7 +16,7 @@ class ItemsView(nn.Module):
         records: 1
         category: iteration
         gb_id: GB0811
-        gb_id@2.14: GB9493
+        gb_id@2.14+: GB9493
         advice_contains: pass the dict, list or tuple itself
         break_at: for name, scale in self.scales:
         eager_gaps_per_call: 1

@@ -22,7 +22,7 @@ class SignatureProbe(nn.Module):
     error to Dynamo (GB7312), and a break inside `try:` skips the whole frame: forward runs
     eagerly (the gate's own forward, called from there, compiles alone: the one graph). Decide
     once in `__init__` (`inspect.signature`) and call the right form. torch 2.14 traces the
-    failed call and its `except TypeError:` branch: one graph, no break.
+    failed call and its `except TypeError:` branch: one graph, no break; so does 2.15.
 
     Expected scan (--input-shape 8,16):
         graphs: 1
@@ -36,10 +36,10 @@ class SignatureProbe(nn.Module):
         gb_id: GB7312
         advice_contains: Run it uncompiled
         fix: none
-        breaks@2.14: 0
-        records@2.14: 0
-        frames_skipped@2.14: 0
-        frames_run_eagerly_per_call@2.14: 0
+        breaks@2.14+: 0
+        records@2.14+: 0
+        frames_skipped@2.14+: 0
+        frames_run_eagerly_per_call@2.14+: 0
     """
 
     def __init__(self, width: int = 16):

@@ -11,8 +11,8 @@ from torch import nn
 
 class RandomJitter(nn.Module):
     """`random.random()` is a C builtin Dynamo skips: a break at the call (family rng: draw with
-    `torch.rand(())` instead). torch 2.14 traces the draw, then fails where the number meets the
-    tensor (GB0213) and skips the whole function: 0 graphs (a bare explain agrees), the break at
+    `torch.rand(())` instead). torch 2.14 and 2.15 trace the draw, then fail where the number
+    meets the tensor (GB0213) and skips the whole function: 0 graphs (a bare explain agrees), the break at
     the `return`, its cause the random number drawn above it.
 
     Expected scan (--input-shape 8,16):
@@ -24,14 +24,14 @@ class RandomJitter(nn.Module):
         gb_id: GB0007
         advice_contains: Seeding or drawing through a function Dynamo
         fix: torch_rng changes outputs
-        graphs@2.14: 0
-        frames_skipped@2.14: 1
-        category@2.14: frame_skipped
-        cause@2.14: rng
-        break_at@2.14: return h * (1 + jitter)
-        gb_id@2.14: GB0213
-        advice_contains@2.14: torch 2.14 traces the draw
-        fix@2.14: none
+        graphs@2.14+: 0
+        frames_skipped@2.14+: 1
+        category@2.14+: frame_skipped
+        cause@2.14+: rng
+        break_at@2.14+: return h * (1 + jitter)
+        gb_id@2.14+: GB0213
+        advice_contains@2.14+: torch 2.14 and later trace the draw
+        fix@2.14+: none
     """
 
     def __init__(self, width: int = 16):
@@ -68,7 +68,8 @@ class TorchJitter(nn.Module):
 class TimerInForward(nn.Module):
     """`time.perf_counter()` is a C builtin Dynamo skips: a break at the call (family
     unsupported_call). Nothing in the tensor math uses the time: `--fix` guards it with
-    `torch.compiler.is_compiling()`.
+    `torch.compiler.is_compiling()`. torch 2.15 gives clock reads their own registry id
+    (GB9193 "Call to a time function"), same family.
 
     Expected scan (--input-shape 8,16):
         graphs: 2
@@ -77,6 +78,7 @@ class TimerInForward(nn.Module):
         category: unsupported_call
         break_at: self.started = time.perf_counter()
         gb_id: GB0007
+        gb_id@2.15+: GB9193
         advice_contains: If no tensor computation uses its result
         fix: guard_side_effect verified
     """

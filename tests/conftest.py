@@ -33,12 +33,13 @@ def split_fix(text: str) -> tuple[str, str]:
     return text, ""
 
 
-# The installed torch's release ("2.14.1"): a docstring's `graphs@2.14: 0` applies on it only.
+# The installed torch's release ("2.14.1"): a docstring's `graphs@2.14: 0` applies on it only,
+# `graphs@2.14+: 0` on it and every later release.
 TORCH_RELEASE = version("torch").split("+")[0]
 _EXPECT_LINE = re.compile(r"^\s*(compile_error|exception|sites|follow_on|graphs|breaks|records|category|cause|break_at|frames_skipped|twin_of|same_outputs|calls|later_breaks|"
                           r"explain_breaks|ops|graph_calls_per_call|eager_gaps_per_call|"
                           r"frames_run_eagerly_per_call|fires_per_call|gb_id|advice_contains|"
-                          r"consequences|fix)(?:@([\d.]+))?:\s*(.+?)\s*$")
+                          r"consequences|fix)(?:@([\d.]+\+?))?:\s*(.+?)\s*$")
 
 
 @dataclass
@@ -56,6 +57,17 @@ class Expectation:
         return f"{self.file.name}:{self.name}"
 
 
+def _release(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(".") if part.isdigit())
+
+
+def _applies(version: str) -> bool:
+    """`2.14` on torch 2.14.x; `2.14+` on 2.14 and every later release."""
+    if version.endswith("+"):
+        return _release(TORCH_RELEASE)[:2] >= _release(version[:-1])
+    return f"{TORCH_RELEASE}.".startswith(f"{version}.")
+
+
 def sample_expectations() -> list[Expectation]:
     """Every sample class whose docstring has an 'Expected scan' block."""
     found = []
@@ -68,14 +80,19 @@ def sample_expectations() -> list[Expectation]:
             if "Expected scan" not in doc:
                 continue
             facts: dict[str, str] = {}
-            versioned: dict[str, str] = {}
+            versioned: list[tuple[tuple[int, ...], int, str, str]] = []
             for line in doc.split("Expected scan", 1)[1].splitlines():
                 m = _EXPECT_LINE.match(line)
                 if m and m.group(2) is None:
                     facts[m.group(1)] = m.group(3)
-                elif m and f"{TORCH_RELEASE}.".startswith(f"{m.group(2)}."):
-                    versioned[m.group(1)] = m.group(3)  # `key@2.14: value` on torch 2.14.x
-            found.append(Expectation(path, node.name, {**facts, **versioned}, facts))
+                elif m and _applies(m.group(2)):
+                    exact = not m.group(2).endswith("+")
+                    versioned.append((_release(m.group(2).rstrip("+")), exact, m.group(1),
+                                      m.group(3)))
+            # `key@2.14+: v` from 2.14 on, a later `key@2.15+` over it, `key@2.14: v` (2.14.x
+            # only) over both
+            ordered = {key: value for _, _, key, value in sorted(versioned)}
+            found.append(Expectation(path, node.name, {**facts, **ordered}, facts))
     return found
 
 
@@ -251,6 +268,7 @@ def _ids(name: str) -> set[str]:
             if line.strip() and not line.startswith("#")}
 
 
-# Registry ids of torch 2.13.0, and those 2.14.1 adds (read from each one's registry)
+# Registry ids of torch 2.13.0, and those 2.14.1 and 2.15.0 add (read from each one's registry)
 TORCH_213_IDS = _ids("registry_2_13_ids.txt")
 TORCH_214_IDS = _ids("registry_2_14_new_ids.txt")
+TORCH_215_IDS = _ids("registry_2_15_new_ids.txt")

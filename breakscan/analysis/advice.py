@@ -190,6 +190,8 @@ def _category_advice(item: RootBreak) -> str:
 
 def _dynamo_advice(item: RootBreak) -> str:
     """A break no family covers: Dynamo's own hint or explanation, else what it did."""
+    if item.new_in_torch:
+        return _new_break_advice(item)
     useful = useful_hints(item)
     if useful:
         return f"Dynamo's hint: {useful[0].rstrip('.')}."
@@ -206,6 +208,29 @@ def _dynamo_advice(item: RootBreak) -> str:
     return (f"Dynamo gives no reason beyond `{item.gb_type}`: it could not step "
             f"the instruction at {os.path.basename(item.file)}:{item.line} "
             f"`{item.code}` and ended the graph it was building there.")
+
+
+def _new_break_advice(item: RootBreak) -> str:
+    """A break type new in this torch: no family's advice, Dynamo's own words in full."""
+    title = item.registry_title or item.gb_type
+    said = [f"New in this torch ({torch_release()}): {item.gb_id} \"{title}\" is a break type "
+            f"breakscan has no family for yet."]
+    if item.explanation:
+        said.append(f"Dynamo: {item.explanation.splitlines()[0].rstrip('.')}.")
+    hints = [h for h in item.hints if h.strip() and not registry.is_class_hint(h)]
+    if hints:
+        said.append("Dynamo's hints: " + " ".join(h.strip() for h in hints))
+    return " ".join(said)
+
+
+def torch_release() -> str:
+    """The installed torch's version, read from its metadata (never importing torch)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return "torch " + version("torch")
+    except PackageNotFoundError:
+        return "torch"
 
 
 def _sites_advice(item: RootBreak) -> list[str]:

@@ -81,6 +81,7 @@ class Roots:
         item.registry_title = entry.title if entry else None
         item.hint_classes = registry.classes_of(hints) or list(entry.hint_classes if entry
                                                                 else ())
+        item.new_in_torch = categories.is_new(gb_id, category)
         self.items.append(item)
         return item
 
@@ -93,6 +94,7 @@ class Roots:
         item.gb_id, item.gb_type, item.explanation = gb_id, record.gb_type, record.explanation
         item.hints = list(record.hints)
         recategorise(item, category)
+        item.new_in_torch = categories.is_new(gb_id, item.root_category)
         item.doc_url = categories.registry_url(gb_id)
         entry = registry.entry(gb_id)
         item.registry_title = entry.title if entry else None
@@ -107,6 +109,8 @@ def recategorise(item: RootBreak, category: str) -> None:
     else:
         item.category = category
     item.suggestion = categories.CATEGORIES[category].suggestion
+    if category != categories.OTHER:
+        item.new_in_torch = False
 
 
 def called_from(chain: list[Frame], file: str, line: int) -> tuple[str, str] | None:

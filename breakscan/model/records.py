@@ -251,6 +251,9 @@ class RootBreak:
     compile_cost_s: float | None = None
     ranks: list[int] = field(default_factory=list)  # breakscan trace: the ranks it appears on
     registry_title: str | None = None  # the id's title in the installed registry
+    # A registry id no family lists, by id or by what the break is (rules/categories.is_new):
+    # a break type new in this torch, reported with Dynamo's own text and hints.
+    new_in_torch: bool = False
     hint_classes: list[str] = field(default_factory=list)  # USER_ERROR, FUNDAMENTAL…
     caused_by: str | None = None  # "file:line" of the earlier break it follows from
 

@@ -20,7 +20,7 @@ from .records import (CompiledFrame, CompileError, Discrepancy, ExplainCounts, G
 from .verdicts import (ABTiming, Correctness, ExpectedCheck, Fix, GateResult, ModelStateReport,
                        TimingReport)
 
-SCHEMA_VERSION = "1.22"
+SCHEMA_VERSION = "1.23"
 
 
 def whole(value: float | None) -> str:
@@ -247,7 +247,7 @@ def _flatten_inductor(graph: dict[str, Any]) -> None:
 
 
 # The torch releases breakscan's suites run on (CI: 2.13.0, and 2.14.1 in a second venv)
-TESTED_TORCH = ("2.13", "2.14")
+TESTED_TORCH = ("2.13", "2.14", "2.15")
 
 
 def untested_torch_note(torch_version: str) -> str | None:
@@ -255,7 +255,8 @@ def untested_torch_note(torch_version: str) -> str | None:
     release = ".".join(torch_version.split("+")[0].split(".")[:2])
     if not release[:1].isdigit() or release in TESTED_TORCH:  # "unknown": a trace without it
         return None
-    return (f"breakscan is tested on torch {' and '.join(TESTED_TORCH)}; this is torch "
+    tested = ", ".join(TESTED_TORCH[:-1]) + " and " + TESTED_TORCH[-1]
+    return (f"breakscan is tested on torch {tested}; this is torch "
             f"{torch_version}: what it reads of Dynamo's private state is feature-detected, "
             "and what is missing is named in these notes")
 

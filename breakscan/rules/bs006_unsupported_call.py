@@ -28,7 +28,7 @@ RULE = Rule(
                                   "GB0156"))),
     type_pattern=r"marked as skipped|Unsupported function call",
     ids="GB0005 GB0022 GB0060 GB0069 GB0146 GB0150 GB0151 GB0177 GB0187 GB0208 GB0213 "
-        "GB0230 GB0270 GB0359 GB6025 GB6270 GB7489 GB9198",
+        "GB0230 GB0270 GB0359 GB6025 GB6270 GB7489 GB9198 GB9193",
     no_automatic_fix=True)
 
 

@@ -22,7 +22,7 @@ RULE = Rule(
                           'tensor ops (`torch.stack(xs).sort().values`; `argsort` to reorder other '
                           'tensors by them).'),),
     ids=('GB0038 GB0070 GB0207 GB0218 GB7596 '
-         'GB5687'),
+         'GB5687 GB9352 GB9211'),
     data_dependent=True)
 
 

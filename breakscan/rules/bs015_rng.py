@@ -39,7 +39,7 @@ RULE = Rule(
                   ("GB0055", '`generator=` hands Dynamo an object it cannot put in a graph: draw from '
                           "torch's global RNG (drop `generator=`), seeded outside forward."),
                   ("GB0213", 'A Python random number (`random.random()`, `np.random.rand()`) '
-                          'used with a tensor: torch 2.14 traces the draw, then cannot combine it with '
+                          'used with a tensor: torch 2.14 and later trace the draw, then cannot combine it with '
                           "the tensor and skips the function; draw it with torch's RNG "
                           '(`torch.rand(())`), a 0-d tensor that stays in the graph.'),
                   ("GB0110", '`Tensor.uniform_(from=...)`: pass the bounds positionally (`t.uniform_(-0.1, '

@@ -52,14 +52,17 @@ RULE = Rule(
                'a supported manager (`torch.no_grad`, `torch.autocast`).',
     before='with LOCK:\n    y = y + 1',
     after='y = y + 1  # caller: with LOCK: out = model(x)',
-    code_matches=(Match("GB0007", r"^\s*(async\s+)?with\b"),),
+    # GB0208 "torch.* op returned non-Tensor" at a `with` line: the call that makes the
+    # manager (`cudnn.flags(...)`, `fork_rng()`); torch 2.14 and 2.15 log only it.
+    code_matches=(Match("GB0007", r"^\s*(async\s+)?with\b"),
+                  Match("GB0208", r"^\s*(async\s+)?with\b")),
     advice_by_id=(("GB0142", 'Dynamo cannot enter this `with` object (a `threading.Lock`, a custom manager): '
                           'take the lock (or enter the manager) in the caller around the model call; '
                           'inside forward keep only managers Dynamo knows (`torch.no_grad`, '
                           '`torch.autocast`).'),),
     ids=('GB0066 GB0142 GB0209 GB0212 GB0221 GB0262 GB0263 GB0274 GB0279 GB0370 '
          'GB2533 '
-         'GB2473 GB4996'),
+         'GB2473 GB4996 GB6956 GB2710'),
     advise=_advise)
 
 

@@ -30,4 +30,4 @@ RULE = Rule(
                           'Python state freely.')),
     ids=('GB0067 GB0097 GB0169 GB0189 GB0198 GB0254 GB0271 GB0358 GB0467 GB1177 '
          'GB2404 GB3241 GB3697 GB4271 GB4413 GB7502 '
-         'GB6815 GB8949'))
+         'GB6815 GB8949 GB1392 GB1940'))

@@ -18,13 +18,16 @@ RULE = Rule(
                'hook bodies pure; backward hooks on modules need compiled autograd.',
     before='y.register_hook(lambda g: GRADS.append(g.norm()))',
     after='# outside the compiled model:\nout.register_hook(lambda g: GRADS.append(g.norm()))',
-    # a hook registered in forward: Dynamo breaks in the hook or in torch's hook handle
-    chain_matches=tuple(Match(gb, r"\.register_\w*hook\(") for gb in ("GB0067", "GB0467")),
+    # a hook registered in forward: Dynamo breaks in the hook or in torch's hook handle; torch
+    # 2.15 traces a hook's body as a higher-order op, and a body that writes a buffer breaks
+    # there (GB0041 "input mutation during higher order op tracing")
+    chain_matches=tuple(Match(gb, r"\.register_\w*hook\(") for gb in ("GB0067", "GB0467",
+                                                                        "GB0041")),
     advice_by_id=(("GB0067", 'The hook registered here has a side effect (it appends, logs or mutates Python '
                           'state), which Dynamo cannot replay when the hook runs in backward: register '
                           "the hook outside forward (on the model's output, in the training loop), or "
                           'make its body a pure tensor function (`lambda g: g * 0.5`).'),),
-    ids=('GB0013 GB0029 GB0083 GB0100 GB0101 GB0165 GB0166 GB7444'))
+    ids=('GB0013 GB0029 GB0083 GB0100 GB0101 GB0165 GB0166 GB7444 GB5821'))
 
 
 _MODULE_HOOKS = frozenset({"register_forward_hook", "register_forward_pre_hook"})

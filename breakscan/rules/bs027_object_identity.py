@@ -24,7 +24,7 @@ RULE = Rule(
                   ("GB4501", '`id(x)` is a run-time address: key caches by something stable (a name, a '
                           'module attribute, a shape tuple), or keep the cache outside forward.')),
     ids=('GB0027 GB0141 GB0176 GB0191 GB0222 GB0272 GB0276 GB0283 GB0364 GB0365 '
-         'GB0366 GB0367 GB0682 GB0871 GB2861 GB4501 GB4608 GB4749 GB5976 GB9316'))
+         'GB0366 GB0367 GB0682 GB0871 GB2861 GB4501 GB4608 GB4749 GB5976 GB9316 GB9118 GB3003'))
 
 
 def _id_of_computed(w: Scope, node: ast.AST) -> bool:

@@ -16,4 +16,4 @@ RULE = Rule(
     before='dist.all_reduce(t, async_op=True).wait()',
     after='dist.all_reduce(t)',
     settings=(('enable_p2p_compilation', True),),
-    ids=('GB0053 GB0172 GB0181 GB0210 GB0282 GB1750 GB2696 GB3343 GB9300 GB9860'))
+    ids=('GB0053 GB0172 GB0181 GB0210 GB0282 GB1750 GB2696 GB3343 GB9300 GB9860 GB5210'))

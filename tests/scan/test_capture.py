@@ -13,7 +13,7 @@ import torch
 from breakscan import scan, scan_callable
 from breakscan.frames import owner_of
 
-from conftest import FIXTURES, SAMPLES, locate
+from conftest import FIXTURES, SAMPLES, TORCH_RELEASE, locate
 
 
 def test_nested_break_is_one_root_cause_with_its_call_chain():
@@ -118,12 +118,14 @@ def test_scan_callable_on_a_model_in_memory():
 def test_dynamo_noise_stays_off_the_terminal_and_logging_is_restored(capfd):
     dynamo_log = logging.getLogger("torch._dynamo")
     before = (list(dynamo_log.handlers), dynamo_log.propagate, dynamo_log.level)
-    # `time.perf_counter()`: Dynamo warns on every compile (2.13 and 2.14), not once a process
+    # `time.perf_counter()`: Dynamo warns on every compile on 2.13 and 2.14, not once a
+    # process (2.15 gives clock reads a break of their own, GB9193, and no warning)
     result = scan(f"{SAMPLES}/stdlib_call.py:TimerInForward", input_shapes=["8,16"])
     scan(f"{SAMPLES}/item_logging.py:LogInsideForward", input_shapes=["8,16"])
     out, err = capfd.readouterr()
     assert out == "" and err == ""
-    assert any("Python builtin" in line for line in result.dynamo_log)  # kept for --verbose
+    if TORCH_RELEASE.startswith(("2.13.", "2.14.")):
+        assert any("Python builtin" in line for line in result.dynamo_log)  # kept: --verbose
     after = (list(dynamo_log.handlers), dynamo_log.propagate, dynamo_log.level)
     assert after == before
 

@@ -134,6 +134,7 @@ def test_a_torch_the_suites_do_not_run_on_is_named_once():
     from breakscan.model.result import untested_torch_note
 
     assert untested_torch_note("2.13.0+cpu") is None and untested_torch_note("2.14.1") is None
+    assert untested_torch_note("2.15.0+cu132") is None
     assert untested_torch_note("unknown") is None  # a trace that does not say
-    note = untested_torch_note("2.15.0")
-    assert note.startswith("breakscan is tested on torch 2.13 and 2.14; this is torch 2.15.0")
+    note = untested_torch_note("2.16.0")
+    assert note.startswith("breakscan is tested on torch 2.13, 2.14 and 2.15; this is torch 2.16.0")

@@ -65,6 +65,42 @@ def _kernel_check(result: ScanResult, category: str) -> Check:
                  detail=detail if measured else "not measured (run with --kernels)")
 
 
+_NO_FRAME = "no compiled frame: forward ran entirely eagerly"
+
+
+def _skipped(s: Any) -> str:
+    return f" ({s.frames_skipped} frame(s) skipped)" if s.frames_skipped else ""
+
+
+def _graph_count_check(s: Any, most: int) -> Check:
+    """``--max-graphs``: nothing compiled (every frame skipped) is not a small graph count."""
+    if s.graph_count == 0:
+        return Check(name="max_graphs", limit=most, actual=0, passed=False,
+                     detail=_NO_FRAME + _skipped(s))
+    return Check(name="max_graphs", limit=most, actual=s.graph_count,
+                 passed=s.graph_count <= most)
+
+
+def _fullgraph_check(result: ScanResult, counted: list) -> Check:
+    """fullgraph=True's rules, the same on every torch release: no break, no skipped frame,
+    and exactly one compiled frame (torch 2.15 fails fullgraph when none compiled; its next
+    release requires exactly one). The detail names the rule that failed."""
+    s = result.summary
+    actual = s.graph_break_count + s.frames_skipped
+    if actual:
+        return Check(name="fullgraph", limit=0, actual=actual, passed=False,
+                     detail="; ".join(_where(b) for b in counted))
+    if s.graph_count == 0:
+        return Check(name="fullgraph", limit=0, actual=1, passed=False,
+                     detail=_NO_FRAME + _skipped(s))
+    if s.graph_count > 1:
+        return Check(name="fullgraph", limit=0, actual=s.graph_count - 1, passed=False,
+                     detail=f"more than one compiled frame: {s.graph_count} graphs with no "
+                            f"break between them (a disabled region or a second compiled "
+                            f"function splits the model)")
+    return Check(name="fullgraph", limit=0, actual=0, passed=True)
+
+
 def evaluate(result: ScanResult, config: GateOptions) -> GateResult:
     """Run every configured check against one scan."""
     s = result.summary
@@ -85,7 +121,8 @@ def evaluate(result: ScanResult, config: GateOptions) -> GateResult:
                                    f"{error.location()}"))
     limit("max_breaks", config.max_breaks, s.graph_break_count,
           "; ".join(_where(b) for b in counted))
-    limit("max_graphs", config.max_graphs, s.graph_count)
+    if config.max_graphs is not None:
+        checks.append(_graph_count_check(s, config.max_graphs))
     if config.max_recompiles is not None:
         if result.recompiles is None:
             raise UsageError(NO_INPUT_SETS)  # the API's scan; the CLI checks it first
@@ -115,9 +152,7 @@ def evaluate(result: ScanResult, config: GateOptions) -> GateResult:
         checks.append(Check(name=f"fail_on:{category}", limit=0, actual=len(hits),
                             passed=not hits, detail="; ".join(_where(b) for b in hits)))
     if config.fullgraph:
-        actual = s.graph_break_count + s.frames_skipped
-        checks.append(Check(name="fullgraph", limit=0, actual=actual, passed=actual == 0,
-                            detail="; ".join(_where(b) for b in counted)))
+        checks.append(_fullgraph_check(result, counted))
     improvements: list[str] = []
     if config.baseline is not None:
         checks.extend(_baseline_checks(result, config, improvements))

@@ -82,3 +82,20 @@ def test_github_annotations_and_markdown(failing_runs):
     assert any(l.startswith("::error title=breakscan gate::") for l in lines)
     md = to_markdown(failing_runs)
     assert "| model | status |" in md and "**FAIL**" in md and "| pass |" in md
+
+
+def test_nothing_compiled_never_passes_a_gate_on_graph_count_alone():
+    """Issue 46 §3: a forward Dynamo skips entirely has 0 graphs: `--max-graphs` fails it and
+    says why, and `--fullgraph` fails it on every release (2.15's fullgraph=True fails when no
+    frame compiled)."""
+    from conftest import FIXTURES
+
+    result = scan(f"{FIXTURES}/models/nothing_compiled.py:EagerLoop",
+                  ScanOptions(input_shapes=["8,16"]))
+    assert result.summary.graph_count == 0 and result.summary.frames_skipped == 1
+    gate = evaluate(result, GateOptions(max_graphs=3, fullgraph=True))
+    graphs, fullgraph = gate.checks
+    assert not gate.passed and (graphs.name, graphs.passed) == ("max_graphs", False)
+    assert graphs.detail == "no compiled frame: forward ran entirely eagerly (1 frame(s) skipped)"
+    assert (fullgraph.name, fullgraph.passed) == ("fullgraph", False)
+    assert "torch._dynamo.graph_break()" in fullgraph.detail

@@ -67,3 +67,20 @@ def _assert_bare_compile_raises(expect, exception: str) -> None:
         torch.compile(model, backend="eager")(torch.randn(8, 16))
     torch._dynamo.reset()
     assert type(raised.value).__name__ == exception
+
+
+@pytest.mark.parametrize("name, graphs", [("BranchInWithInLoop", 2), ("BranchInLoop", 4)])
+@pytest.mark.parametrize("nested", [True, False])
+def test_a_nested_break_in_a_loop_is_one_root_cause_with_its_true_count(name, graphs, nested):
+    """Issue 46 §2: the `for` line Dynamo resumes at is context, never a root cause; the `if`
+    is the one root cause, firing twice per call (two iterations), in both modes (2.16 turns
+    nested graph breaks on by default: the counts mean the same)."""
+    from conftest import FIXTURES
+
+    target = f"{FIXTURES}/models/nested_in_loop.py:{name}"
+    result = scan(target, ScanOptions(input_shapes=["8,16"], nested_graph_breaks=nested))
+    assert result.compile_settings["nested_graph_breaks"] is nested
+    (root,) = result.breaks
+    assert root.code == "if x.sum() > 0:" and root.root_category == "data_dependent_branch"
+    assert root.fires_per_call == 2.0
+    assert result.summary.graph_count == graphs

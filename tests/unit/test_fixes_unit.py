@@ -177,7 +177,7 @@ def test_a_switch_that_changes_the_model_is_judged_on_its_own_eager_run():
                  title=f"switch on the path: layerdrop = 0.0 {TRAINING_SEMANTICS}",
                  category="data_dependent_branch")
     untimed = SimpleNamespace(same_outputs=differ, compiled_outputs=None, baseline=None,
-                              changes=["removes patcher from the model (272 parameters no "
+                              warmed=[], changes=["removes patcher from the model (272 parameters no "
                                        "longer used)"])
     said = semantics(switch, untimed)
     assert said == ("removes patcher from the model (272 parameters no longer used); its "
@@ -185,7 +185,7 @@ def test_a_switch_that_changes_the_model_is_judged_on_its_own_eager_run():
                     "a training behaviour (layer drop, masking, noise or freezing, by its name)")
     assert _outputs_reason(switch, untimed, said) is None
     drifted = SimpleNamespace(same_outputs=differ, compiled_outputs=differ, baseline=same,
-                              changes=[])
+                              changes=[], warmed=[])
     assert _outputs_reason(switch, drifted, semantics(switch, drifted)).startswith(
         "compiled, the switched model's outputs differ from its own eager run")
     source = dataclasses.replace(switch, kind="source", fix_id="torch_where", title="where")

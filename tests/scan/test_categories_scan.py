@@ -12,7 +12,7 @@ import torch
 from breakscan.rules.categories import CATEGORIES, categorize
 from breakscan.rules.catalogue import CATALOGUE
 
-from conftest import TORCH_213_IDS, TORCH_214_IDS
+from conftest import TORCH_213_IDS, TORCH_214_IDS, TORCH_215_IDS
 
 @pytest.fixture(scope="module")
 def registry() -> dict:
@@ -27,8 +27,9 @@ def test_every_rule_names_a_real_registry_id_and_category(registry):
     assert len(matched) == 34  # every break family (not other, not tensor_constant)
     for rule in matched:
         assert rule.category in CATEGORIES, rule
-        for gb_id in rule.gb_ids:  # or an id of torch 2.14.1's registry
-            assert gb_id in registry or gb_id in TORCH_213_IDS | TORCH_214_IDS, (rule.id, gb_id)
+        for gb_id in rule.gb_ids:  # or an id of torch 2.13.0's, 2.14.1's or 2.15.0's registry
+            assert gb_id in registry or gb_id in TORCH_213_IDS | TORCH_214_IDS | TORCH_215_IDS, \
+                (rule.id, gb_id)
 
 
 @pytest.mark.parametrize("gb_id, category", [

@@ -97,6 +97,24 @@ def _save_when_asked(signum: int, frame: Any) -> None:
     reporter.emit(snapshot=True)
 
 
+def _traced_line_writer(path: Path) -> Any:
+    """A SIGUSR1 handler writing the frame and line Dynamo is tracing (as faulthandler writes
+    a frame), when it is tracing; nothing otherwise."""
+
+    def write(signum: int, frame: Any) -> None:
+        convert = sys.modules.get("torch._dynamo.symbolic_convert")
+        try:
+            tx = convert.InstructionTranslator.current_tx() if convert else None
+            code, line = tx.f_code, tx.lineno
+        except Exception:  # noqa: BLE001 - not tracing, or another torch's internals
+            return
+        path.write_text(f'Dynamo was tracing (most recent call first):\n  File '
+                        f'"{code.co_filename}", line {line} in {code.co_name}\n',
+                        encoding="utf-8")
+
+    return write
+
+
 def _limit_memory(megabytes: int | None) -> None:
     if not megabytes:
         return
@@ -230,7 +248,10 @@ def _child_main(work: Path) -> int:
     # Stacks go to a file of their own: a program run keeps the terminal's stderr.
     stack_file = open(work / "stack", "w")
     faulthandler.enable(file=stack_file, all_threads=True)
-    faulthandler.register(signal.SIGUSR1, file=stack_file, all_threads=True)
+    # Before the stack: while Dynamo traces, the user's line is not on the Python stack (Dynamo
+    # runs, it does not); the line it is tracing is written next to the stack.
+    signal.signal(signal.SIGUSR1, _traced_line_writer(work / "traced"))
+    faulthandler.register(signal.SIGUSR1, file=stack_file, all_threads=True, chain=True)
     signal.signal(signal.SIGUSR2, imported._save_when_asked)
     # Temporary folders of this scan (a fix's rewritten copy) live in the work folder, which
     # the parent removes even when it had to kill this process.

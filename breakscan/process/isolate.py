@@ -293,6 +293,9 @@ def _tail(path: Path, limit: int = TAIL_BYTES) -> str:
         return ""
 
 
+_NO_USER_LINE = " (no line of your code was on the stack)"
+
+
 def user_line_from_stack(stderr: str) -> str:
     """' at file:line in fn' of the line to act on in a faulthandler dump (most recent first):
     in the thread that was running (``Current thread``), the user's own innermost line, else
@@ -307,7 +310,7 @@ def user_line_from_stack(stderr: str) -> str:
     frames = parse_stack(current, most_recent_first=True)
     frame = user_frame(frames) or acting_frame(frames)
     if frame is None or is_stdlib_file(frame.file):
-        return " (no line of your code was on the stack)"
+        return _NO_USER_LINE
     return f" at {display_path(frame.file)}:{frame.line}" + (
         f" in {frame.function}" if frame.function else "")
 
@@ -367,6 +370,11 @@ def _from_files(target: str, work: Path, returncode: int, *, timed_out: bool,
         detail = final.get("traceback", "")
     elif timed_out:
         where = user_line_from_stack(stderr)
+        traced = _tail(work / "traced")
+        if where in ("", _NO_USER_LINE) and traced:  # Dynamo was tracing: the line it traced
+            found = user_line_from_stack(traced)
+            if found not in ("", _NO_USER_LINE):
+                where = found + " (Dynamo was tracing it)"
         what = "program" if stage.startswith("program") else "model"
         message = (f"timed out after {timeout:g} s during {stage}{where}; the {what} may hang "
                    "(raise --timeout if it is just slow)")

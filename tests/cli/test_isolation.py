@@ -9,6 +9,7 @@ tests/unit/test_isolation_unit.py.
 from __future__ import annotations
 
 import json
+import re
 import os
 import textwrap
 import time
@@ -97,3 +98,15 @@ def test_scan_never_writes_into_the_users_folder(tmp_path):
     proc = run_cli(f"{model}:LogInsideForward", "-s", "8,16", "-q", cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == before  # no __pycache__
+
+
+def test_a_timeout_while_dynamo_traces_names_the_line_it_traced():
+    """Issue 45 §5: Dynamo tracing a `while True:` loop in forward: the Python stack holds only
+    Dynamo's frames, so the line comes from what Dynamo was tracing, and says so."""
+    _, line = locate("x = x + 1  # traced forever", M)
+    proc = run_cli(f"{M}:TracesForever", "-s", "2,2", "--timeout", "15", "-q")
+    assert proc.returncode == 3
+    error = proc.stderr.strip().splitlines()[-1]
+    assert re.fullmatch(rf"breakscan: error: timed out after 15 s during \w[\w -]* at "
+                        rf"{re.escape(shown(M))}:{line} in forward \(Dynamo was tracing it\); "
+                        rf"the model may hang \(raise --timeout if it is just slow\)", error), error

@@ -19,6 +19,7 @@ from ..model.raw import RawCapture
 from ..model.records import (BreakRecord, CompiledFrame, Discrepancy, ExplainCounts, GraphInfo,
                              RootBreak)
 from ..model.result import Summary
+from ..rules import categories
 from ..rules.bs017_context_manager import RULE as CONTEXT_MANAGER
 from .advice import advice
 from .breaklog import parse_break_message
@@ -85,9 +86,13 @@ def _add_records(roots: Roots, records: list[BreakRecord]) -> dict[int, BreakRec
                                record.context, frame.file, frame.line, frame.code)
         item = roots.find(frame.file, frame.line, category,
                           via=called_from(chain, frame.file, frame.line))
-        if item is not None and category == CONTEXT_MANAGER.category and \
-                (item.cause_category or item.category) != category and is_with(item.code):
-            roots.rename(item, record, category)  # a `with`: the manager is the construct
+        if item is not None and category == CONTEXT_MANAGER.category and is_with(item.code) \
+                and ((item.cause_category or item.category) != category
+                     or categories.FAMILY_OF.get(item.gb_id or "") !=
+                     categories.FAMILY_OF.get(record.gb_id or "") == category):
+            # a `with`: the manager is the construct, named by its own id (GB0142) rather than
+            # the call that made it (GB0208, itself narrowed to the manager at a with line)
+            roots.rename(item, record, category)
         if item is None:
             item = roots.add(chain=chain, gb_id=record.gb_id, gb_type=record.gb_type,
                              explanation=record.explanation, hints=record.hints,

@@ -233,6 +233,13 @@ def _inner_model_called(brk: Any) -> tuple[str, str] | None:
     return (match.group(1), match.group(2)) if match else None
 
 
+def _shown_test(test: str) -> str:
+    """A switch's "file:line `test`" with the file as every report shows it."""
+    file, sep, rest = test.partition(" `")
+    path, _, line = file.rpartition(":")
+    return f"{display_path(path)}:{line}{sep}{rest}" if path and line.isdigit() else test
+
+
 def _path_switches(result: ScanResult, before: FixMetrics) -> list[FixPlan]:
     """The module and config attributes tested on the way to the breaks (``switches.py``),
     each a candidate verified in its own child."""
@@ -243,7 +250,7 @@ def _path_switches(result: ScanResult, before: FixMetrics) -> list[FixPlan]:
         fix_id = switch.fix_id
         semantics = f" {TRAINING_SEMANTICS}" if switch.training_semantics else ""
         title = (f"switch on the path: {switch.describe()}{semantics}, read at "
-                 + "; ".join(switch.tests[:2]))
+                 + "; ".join(_shown_test(t) for t in switch.tests[:2]))
         brk = next(b for b in result.breaks if (b.file, b.line) in switch.sites)
         plans.append(FixPlan(Fix(rule=rule_id(brk.root_category),
                                  fix_id=fix_id, kind="switch",

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..frames import display_path, is_torch_file, module_ast
+from ..frames import is_torch_file, module_ast
 from ..rules.model import PathSetting, Switch
 from .guards import (argument_for, assignments_feeding, class_and_function, env_settings,
                      falsifying, followed, guards, negated, not_none_attr, passed_inputs,
@@ -177,7 +177,7 @@ def switches_for(brk: Any) -> list[PathSwitch]:
                     switch.classes.append(owner.name)
                 text = ast.get_source_segment(_source_of(file), negated(written) or
                                               written) or ""
-                where = f"{display_path(file)}:{at} `{text}`"
+                where = f"{file}:{at} `{text}`"
                 if where not in switch.tests:
                     switch.tests.append(where)
     return list(found.values())

@@ -24,6 +24,7 @@ import re
 from pathlib import Path
 
 from .catalogue import CATALOGUE, Rule
+from .registry import words
 
 REGISTRY_URL = "https://meta-pytorch.github.io/compile-graph-break-site/gb/{id}.html"
 
@@ -39,10 +40,6 @@ FAMILY_OF.update({m.gb_id: r.category for r in CATALOGUE for m in r.matches
 # Every title (Dynamo's Gb_type) the families' ids had on torch 2.13, 2.14 and 2.15 -> family.
 # Regenerated on each release breakscan adds: python -m breakscan.rules.categories
 TITLES_FILE = Path(__file__).with_name("family_titles.json")
-
-
-def _words(text: str) -> str:
-    return " ".join(text.split())
 
 
 @functools.lru_cache(maxsize=1)
@@ -82,7 +79,7 @@ def categorize(gb_id: str | None, gb_type: str, explanation: str = "", context: 
                     return rule.category
     if gb_id in FAMILY_OF:
         return FAMILY_OF[gb_id]  # type: ignore[index]
-    titled = family_titles().get(_words(gb_type))  # renumbered: the same title
+    titled = family_titles().get(words(gb_type))  # renumbered: the same title
     if titled is not None:
         return titled
     for rule in CATALOGUE:
@@ -103,7 +100,7 @@ def _merge_installed_titles() -> int:
     for gb_id, history in registry.entries().items():
         family = FAMILY_OF.get(gb_id)
         for entry in history if family else ():
-            title = _words(str(entry.get("Gb_type", "")))
+            title = words(str(entry.get("Gb_type", "")))
             if title:
                 titles[title] = family  # type: ignore[assignment]
     TITLES_FILE.write_text(json.dumps(dict(sorted(titles.items())), indent=0) + "\n",

@@ -43,7 +43,8 @@ def _dynamo_dir() -> str | None:
     return os.path.join(roots[0], "_dynamo") if roots else None
 
 
-def _words(text: str) -> str:
+def words(text: str) -> str:
+    """Whitespace normalised: Dynamo wraps titles and hints differently by release."""
     return " ".join(text.split())
 
 
@@ -63,7 +64,7 @@ def hint_classes() -> dict[str, str]:
                 isinstance(node.value, ast.List):
             for item in node.value.elts:
                 if isinstance(item, ast.Constant) and isinstance(item.value, str):
-                    found[_words(item.value)] = node.targets[0].id
+                    found[words(item.value)] = node.targets[0].id
     return found
 
 
@@ -97,7 +98,7 @@ def id_of(title: str) -> str | None:
 def classes_of(hints: list[str] | tuple[str, ...]) -> list[str]:
     """The hint classes among ``hints`` (exact text, whitespace normalised), in order."""
     known = hint_classes()
-    return list(dict.fromkeys(known[w] for w in map(_words, hints) if w in known))
+    return list(dict.fromkeys(known[w] for w in map(words, hints) if w in known))
 
 
 def entry(gb_id: str | None) -> Entry | None:
@@ -112,4 +113,4 @@ def entry(gb_id: str | None) -> Entry | None:
 
 def is_class_hint(hint: str) -> bool:
     """Whether ``hint`` is one of Dynamo's hint-class texts rather than advice for this break."""
-    return _words(hint) in hint_classes()
+    return words(hint) in hint_classes()

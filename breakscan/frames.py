@@ -357,7 +357,13 @@ def display_path(path: str) -> str:
     is inside it, else absolute (never a chain of ``../`` up to some other folder)."""
     if not path or path.startswith("<"):
         return path
-    return _inside(path, os.getcwd()) or os.path.abspath(path)
+    return _displayed(path, os.getcwd())
+
+
+@functools.lru_cache(maxsize=4096)
+def _displayed(path: str, cwd: str) -> str:
+    """:func:`display_path` for one working directory (a zoo's report shows a file many times)."""
+    return _inside(path, cwd) or os.path.abspath(path)
 
 
 def repo_path(path: str) -> str:

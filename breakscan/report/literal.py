@@ -23,7 +23,9 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff"
 
 def printable(text: str) -> str:
     """Control characters (a terminal escape, a bidi override in a reason or a source line)
-    shown as \\xNN or \\uNNNN."""
+    shown as \\xNN or \\uNNNN; the same object when there are none."""
+    if _CONTROL.search(text) is None:
+        return text
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
                         else f"\\u{ord(m.group()):04x}", text)
 
@@ -55,20 +57,29 @@ SHOWN_LATER = ("sources",)  # fields each reporter makes printable where it show
 def scrubbed(value: Any) -> Any:
     """A copy of a result with every string made printable: reporters show model-made text.
     The carried source lines are left as they are: the excerpt a report shows is made printable
-    there (a result carries whole files it shows a few lines of)."""
+    there (a result carries whole files it shows a few lines of). A part with nothing to change
+    is returned as it is, not copied (a zoo's page scrubs 500 results)."""
     kind = type(value)
     if kind is str:
         return printable(value)
     if kind in _UNCHANGED:
         return value
     if kind is list:
-        return [scrubbed(v) for v in value]
+        items = [scrubbed(v) for v in value]
+        return value if all(a is b for a, b in zip(items, value)) else items
     if kind is dict:
-        return {k: scrubbed(v) for k, v in value.items()}
+        pairs = {k: scrubbed(v) for k, v in value.items()}
+        return value if all(pairs[k] is v for k, v in value.items()) else pairs
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.replace(value, **{
-            name: getattr(value, name) if name in SHOWN_LATER else scrubbed(getattr(value, name))
-            for name in _init_fields(kind)})
+        changed = {}
+        for name in _init_fields(kind):
+            if name in SHOWN_LATER:
+                continue
+            old = getattr(value, name)
+            new = scrubbed(old)
+            if new is not old:
+                changed[name] = new
+        return dataclasses.replace(value, **changed) if changed else value
     return value
 
 

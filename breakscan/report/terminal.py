@@ -66,7 +66,8 @@ def render(result: ScanResult, console: Console, *, quiet: bool = False,
     if result.partial:
         console.print(Text(f"PARTIAL REPORT: the scan stopped during {result.stopped_at}; only "
                            "the stages before it are shown", style="bold red"))
-    console.print(summary_line(result))
+    # soft-wrapped: the terminal folds a long line, and a CI log keeps each line whole to grep
+    console.print(summary_line(result), soft_wrap=quiet)
     if quiet:
         return
     print_what_ran(result, console)

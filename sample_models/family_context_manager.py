@@ -77,6 +77,7 @@ class CudnnOffBlock(nn.Module):
         gb_id@2.14+: GB0208
         advice_contains: set them around the call in the caller
         break_at: with torch.backends.cudnn.flags(enabled=False):
+        fix: hoist_context verified
     """
 
     def __init__(self, width: int = 16):
@@ -93,9 +94,9 @@ class CudnnOffBlock(nn.Module):
 class ForkedNoise(nn.Module):
     """Noise drawn inside `torch.random.fork_rng()`, so the global generator does not advance.
     One root cause (GB0142, the GB0208 of the `fork_rng()` call its context). No guard is safe
-    here: skipping the block when compiling would drop the noise, so the advice is to draw it
-    in the caller and pass it in. torch 2.15 skips the whole forward at the `with` (0 graphs;
-    only the GB0208 record).
+    here: skipping the block when compiling would drop the noise, so the fix moves the `with`
+    to the caller around the model call (the noise drawn is the same). torch 2.15 skips the
+    whole forward at the `with` (0 graphs; only the GB0208 record).
 
     Expected scan (--input-shape 8,16):
         graphs: 1
@@ -107,8 +108,9 @@ class ForkedNoise(nn.Module):
         gb_id@2.14+: GB0208
         graphs@2.15+: 0
         records@2.15+: 1
-        advice_contains: Draw the values in the caller inside `fork_rng()` and pass them in
+        advice_contains: Move the `with torch.random.fork_rng():` to the caller
         break_at: with torch.random.fork_rng():
+        fix: hoist_context verified
     """
 
     def __init__(self, width: int = 16):

@@ -299,6 +299,10 @@ def _fixed_copy(target: str, load: dict[str, Any], fix: FixRequest, original: An
     if fix.kind == "source":
         removed = frozenset(a for _, attrs in fix.constants for a in attrs)
         fixed = _load_rewritten(target, load, fix.file, fix.new_source, original, tmp, removed)
+        if fix.switch is not None and fix.switch.around:
+            from .hoist import call_inside
+
+            call_inside(fixed, fix.switch.around)
     elif fix.kind == "switch" and fix.switch is not None:
         fixed = load_target(target, **load)  # a second copy, same seed: same weights
         before = _structure(fixed.model)

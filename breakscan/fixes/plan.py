@@ -355,7 +355,8 @@ def _plan_source(plans: list[FixPlan], seen: set, fix_id: str, category: str, fi
             plans.append(FixPlan(fix, {}))
         return
     fix.diff = unified_diff(source, rewrite.new_source, display_path(file))
-    plans.append(FixPlan(fix, {}, new_source=rewrite.new_source))
+    plans.append(FixPlan(fix, {}, new_source=rewrite.new_source,
+                         switch=Switch(around=rewrite.around) if rewrite.around else None))
 
 
 def _plan_constants(plans: list[FixPlan], brk: Any, target_file: Path | None,

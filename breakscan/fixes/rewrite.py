@@ -38,6 +38,7 @@ class Rewrite:
     new_source: str | None  # the whole rewritten file, or None when refused
     refused: str | None  # why no rewrite is offered (one line), or None
     matched: bool = True  # False: the rewrite's pattern is not on the line at all
+    around: str | None = None  # hoist_context: the manager the caller enters around the call
 
 
 def unified_diff(old: str, new: str, path: str) -> str:

@@ -56,11 +56,32 @@ def _same_state(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
 
 
 def draws_random_numbers(run: Callable[[], Any]) -> tuple[bool, Any]:
-    """Run once from :func:`reseed`: (whether it drew from any generator, its output)."""
+    """Run once from :func:`reseed`: (whether it drew from any generator, its output). A call
+    that entered ``torch.random.fork_rng()`` counts as drawing: the fork restores the state its
+    block drew from, so the state alone would not show the draws Inductor makes its own."""
     reseed()
     start = _random_state()
-    out = run()
-    return not _same_state(start, _random_state()), out
+    with _forks_noted() as forked:
+        out = run()
+    return bool(forked) or not _same_state(start, _random_state()), out
+
+
+@contextlib.contextmanager
+def _forks_noted() -> Iterator[list[bool]]:
+    """``torch.random.fork_rng`` noting each call while the block runs (looked up at call time
+    by code that writes ``torch.random.fork_rng()``; a name imported before is not seen)."""
+    original = torch.random.fork_rng
+    forked: list[bool] = []
+
+    def noting(*args: Any, **kwargs: Any) -> Any:
+        forked.append(True)
+        return original(*args, **kwargs)
+
+    torch.random.fork_rng = noting
+    try:
+        yield forked
+    finally:
+        torch.random.fork_rng = original
 
 
 @contextlib.contextmanager

@@ -1,7 +1,7 @@
 """BS017 context_manager: Unsupported context manager.
 
-The rule's whole behaviour: its entry, its advice for the managers seen in real models, and its
-lint checks.
+The rule's whole behaviour: its entry, its advice for the managers seen in real models, its
+lint checks and its fix.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from .checks import SKIPS_FRAME, WITH_CHECKS, Scope, register, text_of
-from .model import Match, Rule
+from .model import FixSpec, Match, Rule
 
 _BACKEND_FLAGS = re.compile(r"torch\.backends\.\w+\.(flags|sdp_kernel)\(|sdpa_kernel\(")
 _FORK_RNG = re.compile(r"\bfork_rng\(")
@@ -24,14 +24,17 @@ def _advise(brk: Any, context: Any) -> str:
     if _BACKEND_FLAGS.search(code):
         return ("These are global backend flags, read when each kernel runs: remove the `with` "
                 "from the model and set them around the call in the caller (`with "
-                f"{code.strip().removeprefix('with ').rstrip(':')}: out = compiled(x)`); they "
-                "then apply to the whole call, not only this block.")
+                f"{code.strip().removeprefix('with ').rstrip(':')}: out = compiled(x)`, which "
+                "`--fix` verifies as hoist_context); they then apply to the whole call, not only "
+                "this block.")
     if _FORK_RNG.search(code):
         return ("`fork_rng()` restores the random state after the block, so its draws do not "
                 "advance the global generator. No guard keeps that: skipping the block when "
                 "compiling (`torch.compiler.is_compiling()`) would drop its draws from the "
-                "compiled model. Draw the values in the caller inside `fork_rng()` and pass them "
-                "in, or accept the break.")
+                "compiled model. Move the `with torch.random.fork_rng():` to the caller, around "
+                "the model call (`--fix` verifies it as hoist_context): the block draws the same "
+                "numbers, and no draw of the call then advances the global generator; or draw "
+                "the values in the caller inside `fork_rng()` and pass them in.")
     if _LOCK.search(code) and brk.owner != "user":
         return ("A lock taken inside the library: no change of yours removes this `with`. If "
                 "it guards a one-time setup (taken on the first call only), call the model once "
@@ -64,6 +67,16 @@ RULE = Rule(
          'GB2533 '
          'GB2473 GB4996 GB6956 GB2710'),
     advise=_advise)
+
+
+FIXES: tuple[FixSpec, ...] = (
+    # A global torch setting entered in forward (cuDNN's flags, fork_rng): the `with` moved to
+    # the caller around the model call (fixes/hoist.py); verified with the caller's `with`. Tried
+    # on every break of the family, silent where no such `with` is on the line (rule None).
+    FixSpec("hoist_context", "source", None, also_for=("context_manager",),
+            title="move the `with` of a global torch setting out of the model, around the call",
+            rewrite="hoist"),
+)
 
 
 @register(WITH_CHECKS, RULE)

@@ -41,12 +41,13 @@ class Switch:
     path: PathSetting | None = None
     warm_up: bool = False  # call the model once, eagerly, before compiling it
     as_list: tuple[str, ...] = ()  # inputs passed as Python lists (``tensor.tolist()``)
+    around: str = ""  # a global torch setting entered around every call (fixes/hoist.py)
 
     def to_json(self) -> dict[str, Any]:
         path = self.path
         return {"call": list(self.call) if self.call else None, "kwargs": dict(self.kwargs),
                 "compile_only": self.compile_only, "warm_up": self.warm_up,
-                "as_list": list(self.as_list),
+                "as_list": list(self.as_list), "around": self.around,
                 "path": None if path is None else {
                     "attribute": path.attribute, "value": path.value, "kind": path.kind,
                     "on_config": path.on_config, "classes": list(path.classes),
@@ -60,6 +61,7 @@ class Switch:
                    kwargs=tuple((str(k), v) for k, v in (data.get("kwargs") or {}).items()),
                    compile_only=data.get("compile_only"), warm_up=bool(data.get("warm_up")),
                    as_list=tuple(map(str, data.get("as_list") or ())),
+                   around=str(data.get("around") or ""),
                    path=None if path is None else PathSetting(
                        str(path["attribute"]), path["value"], str(path["kind"]),
                        bool(path["on_config"]), tuple(map(str, path["classes"])),

@@ -63,9 +63,10 @@ def test_every_source_fix_has_a_fixture_pair_and_a_refusal():
     assert set(pairs.values()) == refusals == set(SOURCE_FIXES)
 
 
-# The groups this module runs: library/ (fixes at a library call) and host/ (host code done by
-# torch ops, a container indexed by a tensor: fixes/host_equivalents.py).
-GROUPS = (LIBRARY, ROOT / "host")
+# The groups this module runs: library/ (fixes at a library call), host/ (host code done by
+# torch ops, a container indexed by a tensor: fixes/host_equivalents.py) and caller/ (a global
+# torch setting moved to the caller: fixes/hoist.py).
+GROUPS = (LIBRARY, ROOT / "host", ROOT / "caller")
 
 
 @pytest.mark.parametrize("case", sorted(p.relative_to(ROOT).as_posix()[:-len(".in.py")]
@@ -89,3 +90,23 @@ def test_library_fixture_refusal(case):
     rw = propose_rewrite(src, line, fix_id, call=call)
     assert rw.new_source is None
     assert rw.refused and want in rw.refused and "\n" not in rw.refused, rw.refused
+
+
+
+def test_hoisted_manager_is_parsed_never_evaluated():
+    """The caller's manager crosses to the verifying child as text: only a global torch setting
+    with constant arguments is accepted; anything else is refused before any call."""
+    from breakscan.fixes.hoist import parsed_manager
+
+    assert parsed_manager("torch.backends.cudnn.flags(enabled=False, deterministic=True)") == (
+        "torch.backends.cudnn.flags", (), {"enabled": False, "deterministic": True})
+    assert parsed_manager("torch.random.fork_rng()") == ("torch.random.fork_rng", (), {})
+    for text, reason in (("os.system('touch /tmp/x')", "not a global torch setting"),
+                         ("torch.backends.cudnn.flags(enabled=open('/etc/passwd'))",
+                          "not constants"),
+                         ("torch.backends.cudnn.flags(**settings)", "not constants"),
+                         ("torch.no_grad()", "not a global torch setting"),
+                         ("__import__('os').system('x')", "not a global torch setting"),
+                         ("torch.random.fork_rng", "not a call")):
+        with pytest.raises(ValueError, match=reason):
+            parsed_manager(text)

@@ -1,0 +1,136 @@
+"""``hoist_context``: a ``with`` over a global torch setting moved out of the model, to the
+caller around the model call.
+
+``torch.backends.cudnn.flags(...)`` (and the other backend ``flags``/``sdp_kernel``) and
+``torch.random.fork_rng()`` are written as generators, which Dynamo does not enter: the frame is
+skipped from the ``with`` on. What they do is global (flags read when each kernel runs; the
+random state saved and restored), so the same ``with`` around the whole model call keeps what
+the block computes while forward compiles without it. The rewrite removes the ``with`` and keeps
+its block; the verifying child calls the rewritten model inside the manager (``Switch.around``,
+rebuilt here by :func:`caller_manager` from its text: a torch function of this list with
+constant arguments, nothing else is evaluated). What widens, said in the title: the flags then
+cover the whole call (for ``fork_rng``, every draw of the call, not only the block's, leaves the
+global random state as it was). Refused: several managers in one ``with``, ``as name`` (the block
+uses what the manager returns), arguments that are not constants, ``async with``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from contextlib import AbstractContextManager
+from typing import Any, Callable
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+from .rewrite import Rewrite, apply_fix
+from .syntax import NotHere, Refuse, Tree
+
+# The managers whose effect is global, so a caller's ``with`` does the same for the model call.
+_GLOBAL = re.compile(r"^torch\.(backends\.\w+\.(flags|sdp_kernel)|random\.fork_rng)$")
+
+
+def _manager(t: Tree, line: int) -> tuple[cst.With, cst.FunctionDef, str]:
+    stmt = t.innermost((cst.With,), line)
+    if stmt is None or t.line(stmt) != line:
+        raise NotHere(f"no `with` statement starts on line {line}")
+    calls = [item.item for item in stmt.items]
+    names = [get_full_name_for_node(c.func) if isinstance(c, cst.Call) else None for c in calls]
+    if not any(n and _GLOBAL.match(n) for n in names):
+        raise NotHere("the `with` enters no global torch setting (backend flags, fork_rng)")
+    if len(stmt.items) != 1:
+        raise Refuse(f"the `with` enters {len(stmt.items)} managers: move it only when it enters "
+                     "the global setting alone")
+    if stmt.asynchronous is not None:
+        raise Refuse("an `async with`: the caller cannot enter it around a plain call")
+    if stmt.items[0].asname is not None:
+        raise Refuse("the block uses what the manager returns (`as "
+                     f"{t.snippet(stmt.items[0].asname.name)}`)")
+    fn = t.function_of(stmt)
+    if fn is None:
+        raise NotHere(f"line {line} is not inside a function")
+    text = t.module.code_for_node(calls[0]).strip()
+    try:
+        parsed_manager(text)
+    except ValueError as exc:
+        raise Refuse(str(exc)) from None
+    return stmt, fn, " ".join(text.split())
+
+
+def hoist_context(t: Tree, line: int) -> tuple[str, cst.Module]:
+    """Replace the ``with`` on ``line`` by its block (its leading comments kept)."""
+    stmt, fn, text = _manager(t, line)
+    body = list(stmt.body.body)
+    body[0] = body[0].with_changes(leading_lines=list(stmt.leading_lines) +
+                                   list(body[0].leading_lines))
+    widens = ("every random draw of the call, not only the block's, then leaves the global "
+              "random state as it was" if "fork_rng" in text else
+              "the setting then covers the whole call, not only this block")
+    title = (f"move `with {text}:` out of {fn.name.value}() to the caller: `with {text}: out = "
+             f"compiled(x)` ({widens})")
+    return title, t.replace({id(stmt): body})
+
+
+def parsed_manager(text: str) -> tuple[str, tuple[Any, ...], dict[str, Any]]:
+    """The torch function ``text`` calls and its arguments: only one of :data:`_GLOBAL`, with
+    constant arguments (``ValueError`` otherwise). The text comes from the user's source through
+    the fix request: it is parsed, never evaluated."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        raise ValueError(f"`{text}` is not a call") from None
+    if not isinstance(node, ast.Call):
+        raise ValueError(f"`{text}` is not a call")
+    name = ast.unparse(node.func)
+    if not _GLOBAL.match(name):
+        raise ValueError(f"`{name}` is not a global torch setting the caller can enter")
+    if any(k.arg is None for k in node.keywords):
+        raise ValueError(f"`{name}` is given **kwargs: its arguments are not constants")
+    try:
+        args = tuple(ast.literal_eval(a) for a in node.args)
+        kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
+    except ValueError:
+        raise ValueError(f"the arguments of `{name}` are not constants: the caller would need "
+                         "the model's own values") from None
+    return name, args, kwargs
+
+
+def caller_manager(text: str) -> Callable[[], AbstractContextManager[Any]]:
+    """The manager of :func:`parsed_manager`, made by this torch's function of that name."""
+    import torch
+
+    name, args, kwargs = parsed_manager(text)
+    factory: Any = torch
+    for part in name.split(".")[1:]:
+        factory = getattr(factory, part, None)
+    if not callable(factory):
+        raise ValueError(f"this torch has no `{name}`")
+    return lambda: factory(*args, **kwargs)
+
+
+def call_inside(loaded: Any, around: str) -> None:
+    """The model called inside ``around`` (a global torch setting the rewrite moved out of it),
+    as the user's caller would: every call, eager and compiled, enters it; only the model's
+    method is compiled, the caller's ``with`` stays eager (``compile_only``)."""
+    from ..errors import UsageError
+
+    try:
+        manager = caller_manager(around)
+    except ValueError as exc:
+        raise UsageError(f"not applicable: {exc}") from None
+    call = loaded.fn
+
+    def caller(*args: Any, **kwargs: Any) -> Any:
+        with manager():
+            return call(*args, **kwargs)
+
+    loaded.fn = caller
+    loaded.compile_only = loaded.method
+
+
+def propose_hoist_context(source: str, line: int, category: str, call: str | None) -> Rewrite:
+    rewrite = apply_fix(source, line, "hoist_context", hoist_context, needs_torch=False)
+    if rewrite.new_source is not None:
+        rewrite.around = _manager(Tree(source), line)[2]
+    return rewrite

@@ -299,10 +299,6 @@ def _fixed_copy(target: str, load: dict[str, Any], fix: FixRequest, original: An
     if fix.kind == "source":
         removed = frozenset(a for _, attrs in fix.constants for a in attrs)
         fixed = _load_rewritten(target, load, fix.file, fix.new_source, original, tmp, removed)
-        if fix.switch is not None and fix.switch.around:
-            from .hoist import call_inside
-
-            call_inside(fixed, fix.switch.around)
     elif fix.kind == "switch" and fix.switch is not None:
         fixed = load_target(target, **load)  # a second copy, same seed: same weights
         before = _structure(fixed.model)
@@ -324,6 +320,10 @@ def _fixed_copy(target: str, load: dict[str, Any], fix: FixRequest, original: An
         fixed = load_target(target, **load)
         if not apply_constants(fixed.model, dict(fix.constants)):
             raise UsageError("not applicable: no such attribute on the built model")
+    if fix.kind in ("source", "library") and fix.switch is not None and fix.switch.around:
+        from .hoist import call_inside  # the `with` the rewrite removed, entered by the caller
+
+        call_inside(fixed, fix.switch.around)
     if fixed is not original:  # its state as the fix left it (weights loaded, switch set)
         fixed.state = CallState(fixed.model)
     return fixed, changes, set_to, warmed

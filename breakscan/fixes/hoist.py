@@ -10,8 +10,10 @@ its block; the verifying child calls the rewritten model inside the manager (``S
 rebuilt here by :func:`caller_manager` from its text: a torch function of this list with
 constant arguments, nothing else is evaluated). What widens, said in the title: the flags then
 cover the whole call (for ``fork_rng``, every draw of the call, not only the block's, leaves the
-global random state as it was). Refused: several managers in one ``with``, ``as name`` (the block
-uses what the manager returns), arguments that are not constants, ``async with``.
+global random state as it was). With other managers in the same ``with`` (``torch.no_grad(),
+cudnn.flags(...)``), only the setting leaves it. Refused: two global settings in one ``with``,
+``as name`` (the block uses what the manager returns), arguments that are not constants,
+``async with``.
 """
 
 from __future__ import annotations
@@ -31,39 +33,48 @@ from .syntax import NotHere, Refuse, Tree
 _GLOBAL = re.compile(r"^torch\.(backends\.\w+\.(flags|sdp_kernel)|random\.fork_rng)$")
 
 
-def _manager(t: Tree, line: int) -> tuple[cst.With, cst.FunctionDef, str]:
+def _manager(t: Tree, line: int) -> tuple[cst.With, int, cst.FunctionDef, str]:
+    """The ``with`` on ``line``, the position of its global setting among its items, the
+    function it is in and the setting's call as text."""
     stmt = t.innermost((cst.With,), line)
     if stmt is None or t.line(stmt) != line:
         raise NotHere(f"no `with` statement starts on line {line}")
     calls = [item.item for item in stmt.items]
-    names = [get_full_name_for_node(c.func) if isinstance(c, cst.Call) else None for c in calls]
-    if not any(n and _GLOBAL.match(n) for n in names):
+    found = [i for i, c in enumerate(calls) if isinstance(c, cst.Call) and
+             _GLOBAL.match(get_full_name_for_node(c.func) or "")]
+    if not found:
         raise NotHere("the `with` enters no global torch setting (backend flags, fork_rng)")
-    if len(stmt.items) != 1:
-        raise Refuse(f"the `with` enters {len(stmt.items)} managers: move it only when it enters "
-                     "the global setting alone")
+    if len(found) > 1:
+        raise Refuse(f"the `with` enters {len(found)} global settings: move them by hand")
     if stmt.asynchronous is not None:
         raise Refuse("an `async with`: the caller cannot enter it around a plain call")
-    if stmt.items[0].asname is not None:
+    at = found[0]
+    if stmt.items[at].asname is not None:
         raise Refuse("the block uses what the manager returns (`as "
-                     f"{t.snippet(stmt.items[0].asname.name)}`)")
+                     f"{t.snippet(stmt.items[at].asname.name)}`)")
     fn = t.function_of(stmt)
     if fn is None:
         raise NotHere(f"line {line} is not inside a function")
-    text = t.module.code_for_node(calls[0]).strip()
+    text = t.module.code_for_node(calls[at]).strip()
     try:
         parsed_manager(text)
     except ValueError as exc:
         raise Refuse(str(exc)) from None
-    return stmt, fn, " ".join(text.split())
+    return stmt, at, fn, " ".join(text.split())
 
 
 def hoist_context(t: Tree, line: int) -> tuple[str, cst.Module]:
-    """Replace the ``with`` on ``line`` by its block (its leading comments kept)."""
-    stmt, fn, text = _manager(t, line)
-    body = list(stmt.body.body)
-    body[0] = body[0].with_changes(leading_lines=list(stmt.leading_lines) +
-                                   list(body[0].leading_lines))
+    """Drop the global setting from the ``with`` on ``line``: the whole ``with`` (its block
+    kept, its leading comments too) when it entered only that, else just that item."""
+    stmt, at, fn, text = _manager(t, line)
+    if len(stmt.items) == 1:
+        body = list(stmt.body.body)
+        body[0] = body[0].with_changes(leading_lines=list(stmt.leading_lines) +
+                                       list(body[0].leading_lines))
+    else:
+        items = [item for i, item in enumerate(stmt.items) if i != at]
+        items[-1] = items[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        body = [stmt.with_changes(items=items)]
     widens = ("every random draw of the call, not only the block's, then leaves the global "
               "random state as it was" if "fork_rng" in text else
               "the setting then covers the whole call, not only this block")
@@ -132,5 +143,5 @@ def call_inside(loaded: Any, around: str) -> None:
 def propose_hoist_context(source: str, line: int, category: str, call: str | None) -> Rewrite:
     rewrite = apply_fix(source, line, "hoist_context", hoist_context, needs_torch=False)
     if rewrite.new_source is not None:
-        rewrite.around = _manager(Tree(source), line)[2]
+        rewrite.around = _manager(Tree(source), line)[3]
     return rewrite

@@ -30,7 +30,8 @@ from ..model.verdicts import Fix, FixMetrics
 from ..rules.catalogue import rule_for_fix
 
 # The rewrites tried on a library's line: each keeps the code's computation.
-LIBRARY_REWRITES = ("guard_side_effect", "torch_where", "torch_equivalent", "tensor_lookup")
+LIBRARY_REWRITES = ("guard_side_effect", "torch_where", "torch_equivalent", "tensor_lookup",
+                    "hoist_context")
 
 
 @dataclass
@@ -56,8 +57,10 @@ def installed_package(file: str) -> Package | None:
     return Package(top, version, relative)
 
 
-def plan_library_patches(brk: Any, before: FixMetrics, seen: set) -> list[tuple[Fix, str]]:
-    """(fix, patched source) for each rewrite that applies at the break's library line."""
+def plan_library_patches(brk: Any, before: FixMetrics,
+                         seen: set) -> list[tuple[Fix, str, str | None]]:
+    """(fix, patched source, the manager the caller enters: ``hoist_context``) for each rewrite
+    that applies at the break's library line."""
     from .rewrite import unified_diff
     from .source_fixes import propose_rewrite
 
@@ -82,7 +85,7 @@ def plan_library_patches(brk: Any, before: FixMetrics, seen: set) -> list[tuple[
                   category=brk.root_category, file=brk.file, line=brk.line, before=before,
                   diff=unified_diff(source, rewrite.new_source, package.relative))
         fix.source_sha256 = hashlib.sha256(original).hexdigest()
-        out.append((fix, rewrite.new_source))
+        out.append((fix, rewrite.new_source, rewrite.around))
     return out
 
 

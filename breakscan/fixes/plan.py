@@ -74,8 +74,9 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
         if brk.owner == "user":
             _plan_user_sources(plans, seen, brk, own_file, before)
         else:  # a break inside an installed library: the rewrite on a patched copy
-            for fix, patched in plan_library_patches(brk, before, seen):
-                plans.append(FixPlan(fix, {}, new_source=patched))
+            for fix, patched, around in plan_library_patches(brk, before, seen):
+                plans.append(FixPlan(fix, {}, new_source=patched,
+                                     switch=Switch(around=around) if around else None))
         if brk.owner != "user" and brk.user_frame is not None:
             # A break inside a library: act at the user's own call into it, without editing
             # the library (run that call eagerly; or hand it Python numbers from a loop).

@@ -21,10 +21,10 @@ def _advise(brk: Any, context: Any) -> str:
     """What works for the managers seen in real models; "" for others (the rule's text).
     Never a guard that drops what the block does, never a lock held twice."""
     code = brk.code or ""
-    if _BACKEND_FLAGS.search(code):
+    if (flags := _BACKEND_FLAGS.search(code)):
         return ("These are global backend flags, read when each kernel runs: remove the `with` "
                 "from the model and set them around the call in the caller (`with "
-                f"{code.strip().removeprefix('with ').rstrip(':')}: out = compiled(x)`, which "
+                f"{_call_text(code, flags.start())}: out = compiled(x)`, which "
                 "`--fix` verifies as hoist_context); they then apply to the whole call, not only "
                 "this block.")
     if _FORK_RNG.search(code):
@@ -43,6 +43,17 @@ def _advise(brk: Any, context: Any) -> str:
         return ("Take the lock in the caller around the model call and remove it from the "
                 "model (holding it in both deadlocks a non-reentrant `threading.Lock`).")
     return ""
+
+
+def _call_text(code: str, start: int) -> str:
+    """The call starting at ``start`` up to its closing parenthesis (the flags alone, not the
+    other managers of the same `with`)."""
+    depth = 0
+    for i in range(code.index("(", start), len(code)):
+        depth += {"(": 1, ")": -1}.get(code[i], 0)
+        if depth == 0:
+            return code[start:i + 1]
+    return code[start:].rstrip(":")
 
 
 RULE = Rule(

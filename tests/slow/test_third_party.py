@@ -568,6 +568,17 @@ def test_a_scheduler_wrapper_that_keeps_state_is_verified_from_fresh_state():
     assert warm["status"] == "changes outputs" and "`scheduler._step_index`" in warm["reason"]
 
 
+def test_a_library_with_over_cudnn_flags_is_moved_to_the_caller_and_verified():
+    """PE Audio's embedder enters `torch.no_grad(), torch.backends.cudnn.flags(enabled=False)`:
+    the library patch drops the flags (no_grad stays) and the verifying child calls the model
+    inside the caller's `with` (issue 44 §3, hoist_context)."""
+    doc = _fixes_of(f"{FIXM}:PeAudioEncoder", "-s", "2,1,256", "--backend", "eager")
+    fix = _fix(doc, "hoist_context")
+    assert fix["kind"] == "library" and fix["status"] == "verified", fix["reason"]
+    assert _graphs(fix) == (2, 1) and fix["outputs_match"]
+    assert "+        with torch.no_grad():" in fix["diff"] and "out = compiled(x)" in fix["title"]
+
+
 def test_an_environment_switch_is_verified_on_llava():
     """transformers' torch_compilable_check returns early under
     TRANSFORMERS_DISABLE_TORCH_CHECK=1; the break is reported at LLaVA's own line."""

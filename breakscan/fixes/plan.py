@@ -83,7 +83,8 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
             callee = _callee_after(brk)
             if callee:
                 _plan_source(plans, seen, "disable_call", category, brk.user_frame.file,
-                             brk.user_frame.line, callee, own_file, before)
+                             brk.user_frame.line, callee, own_file, before,
+                             only_matched=True)  # silent when the line calls it otherwise
             _plan_source(plans, seen, "tolist_loop", category, brk.user_frame.file,
                          brk.user_frame.line, None, own_file, before, quiet=True)
     for finding in result.kernel_findings:  # --kernels: a kernel rule's rewrite at its line

@@ -196,7 +196,7 @@ def propose_disable(source: str, line: int, callee: str) -> Rewrite:
         calls = [n for n in t.pos if isinstance(n, cst.Call) and t.covers(n, at)
                  and _callee_name(n.func) == callee]
         if not calls:
-            raise Refuse(f"no call to `{callee}` on line {at}")
+            raise NotHere(f"no call to `{callee}` on line {at}")  # a decorator's wrapper
         call = min(calls, key=t.depth)  # the outermost such call
         wrapped = call.with_changes(func=cst.Call(
             func=cst.parse_expression("torch.compiler.disable"), args=[cst.Arg(call.func)]))

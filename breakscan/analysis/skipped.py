@@ -71,18 +71,32 @@ _RESUMED_AT = re.compile(r"from (?P<file>[^\s:]+):(?P<line>\d+) \(Dynamo's resum
 
 def confirm_compiled_before(items: list[RootBreak], graphs: list[GraphInfo]) -> None:
     """Say "the code before that line ran compiled" only when a graph holds a line of that
-    file before it; else that no graph came from it (its first statement, or only Python)."""
+    function before it; else that no graph came from it (its first statement, or only Python;
+    a graph from an earlier function of the same file does not count)."""
     for item in items:
         match = _RESUMED_AT.search(item.skip_cause or "")
         if match is None or RAN_COMPILED not in item.skip_cause:
             continue
         name, resumes = match.group("file"), int(match.group("line"))
+        start = _function_start(item.file, resumes) if os.path.basename(item.file or "") == \
+            name else None  # lines of that file before the function are not "before it"
         compiled = any(os.path.basename(file) == name and line.isdigit() and
-                       int(line) < resumes for graph in graphs
+                       (start or 0) <= int(line) < resumes for graph in graphs
                        for file, _, line in (s.rpartition(":") for s in graph.source_lines))
         if not compiled:
             item.skip_cause = item.skip_cause.replace(
                 RAN_COMPILED, "; no graph was compiled from the code before that line")
+
+
+def _function_start(file: str, line: int) -> int | None:
+    """The first line of the innermost function of ``file`` holding ``line`` (its ``def``)."""
+    tree = module_ast(file)
+    if tree is None:
+        return None
+    spans = [node.lineno for node in ast.walk(tree)
+             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and
+             node.lineno <= line <= (node.end_lineno or node.lineno)]
+    return max(spans, default=None)
 
 
 def skipped_code(code_name: str, file: str, line: int | None = None,

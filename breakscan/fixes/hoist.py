@@ -141,7 +141,14 @@ def call_inside(loaded: Any, around: str) -> None:
 
 
 def propose_hoist_context(source: str, line: int, category: str, call: str | None) -> Rewrite:
-    rewrite = apply_fix(source, line, "hoist_context", hoist_context, needs_torch=False)
-    if rewrite.new_source is not None:
-        rewrite.around = _manager(Tree(source), line)[3]
+    found: list[str] = []  # the setting's text, kept from the one parse the rewrite makes
+
+    def handler(t: Tree, at: int) -> tuple[str, cst.Module]:
+        title, module = hoist_context(t, at)
+        found.append(_manager(t, at)[3])
+        return title, module
+
+    rewrite = apply_fix(source, line, "hoist_context", handler, needs_torch=False)
+    if rewrite.new_source is not None and found:
+        rewrite.around = found[0]
     return rewrite

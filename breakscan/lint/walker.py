@@ -155,15 +155,7 @@ class Walker(ast.NodeVisitor):
         self._run(LOOP_CHECKS, node, node.iter)
         self.blocks -= 1
         it, scope = node.iter, self.scope
-        if (node.lineno, ITEM.category) in self.found:  # sizes from a tensor: reported at the loop
-            scope.bind(node.target, False)
-        elif isinstance(it, ast.Call) and scope.qual(it.func) == "enumerate" and it.args \
-                and isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2:
-            scope.bind(node.target.elts[0], False)
-            scope.bind(node.target.elts[1], scope.kind(it.args[0]))
-        else:
-            scope.bind(node.target, scope.kind(it) if not isinstance(it, ast.Call) or
-                       scope.qual(it.func) != "range" else False)
+        self._bind_loop_target(node.target, it, node.lineno)
         if isinstance(node.target, ast.Name) and isinstance(it, ast.Attribute) and \
                 scope.is_self(it.value) and \
                 (held := scope.attrs.get(it.attr, "")).startswith("items:"):
@@ -173,6 +165,37 @@ class Walker(ast.NodeVisitor):
             self.visit(stmt)
 
     visit_AsyncFor = visit_For
+
+    def _bind_loop_target(self, target: ast.AST, it: ast.AST, line: int) -> None:
+        """What a loop's names hold: an element of a tensor is a tensor (``int(t) for t in x``)."""
+        scope = self.scope
+        if (line, ITEM.category) in self.found:  # sizes from a tensor: reported at the loop
+            scope.bind(target, False)
+        elif isinstance(it, ast.Call) and scope.qual(it.func) == "enumerate" and it.args \
+                and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+            scope.bind(target.elts[0], False)
+            scope.bind(target.elts[1], scope.kind(it.args[0]))
+        else:
+            scope.bind(target, scope.kind(it) if not isinstance(it, ast.Call) or
+                       scope.qual(it.func) != "range" else False)
+
+    def visit_ListComp(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp |
+                       ast.DictComp) -> None:
+        """Generators first, so the element is read with its names bound (Python's own order);
+        the names are the comprehension's own, so the function's are restored after it."""
+        scope = self.scope
+        held = (set(scope.tensors), set(scope.params), set(scope.scalars))
+        for k, generator in enumerate(node.generators):
+            self.blocks += k > 0  # only the first iterable is read outside the loop
+            self.visit(generator)
+            self.blocks -= k > 0
+        self.blocks += 1  # a break in the element: Dynamo skips the comprehension's frame
+        for part in ((node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,)):
+            self.visit(part)
+        self.blocks -= 1
+        scope.tensors, scope.params, scope.scalars = held
+
+    visit_SetComp = visit_GeneratorExp = visit_DictComp = visit_ListComp
 
     def visit_Try(self, node: ast.Try) -> None:
         self._in_block(node.body)
@@ -207,8 +230,13 @@ class Walker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_comprehension(self, node: ast.comprehension) -> None:
+        self.visit(node.iter)
         self._run(LOOP_CHECKS, node.iter, node.iter)
-        self.generic_visit(node)
+        self._bind_loop_target(node.target, node.iter, node.iter.lineno)
+        self.blocks += 1
+        for condition in node.ifs:
+            self.visit(condition)
+        self.blocks -= 1
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)

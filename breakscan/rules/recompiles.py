@@ -76,6 +76,6 @@ def loop_over_size(w: Scope, node: ast.AST, it: ast.AST) -> str | None:
     if qual in ("enumerate", "reversed") and it.args:
         it = it.args[0]
     if sized or w.kind(it) is True:
-        return "loop over a tensor's size: not a break, the loop is unrolled per size: " \
-               "recompiles for every new size"
+        return "loop over a tensor's size: the loop itself does not break (what it runs may), " \
+               "but it is unrolled per size: recompiles for every new size"
     return None

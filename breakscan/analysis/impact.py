@@ -109,6 +109,8 @@ def apply_later_call(result: ScanResult, raw: RawLaterCall,
         where = (brk.file, brk.line)
         if where in again or where in resumed or idx in rested:
             recurs = True
+        elif (site := inner_site(brk)) is not None and site.file in executed:
+            recurs = site.line in executed[site.file]  # the lock a cached_property takes once
         elif not is_torch_file(brk.file):
             recurs = brk.line in executed.get(brk.file, ()) or _handed_on(brk, executed)
         else:  # a line of torch's own wrappers (wrap_inline) that eager code does not run:
@@ -130,6 +132,18 @@ def apply_later_call(result: ScanResult, raw: RawLaterCall,
         explain_graph_break_count=None if raw.error else graphs - 1,
         first_only=sum(b.calls == "first_only" for b in result.breaks), later_only=len(extra),
         kept_splits=kept)
+
+
+def inner_site(brk: RootBreak) -> Frame | None:
+    """Where a break shown at the user's line was taken, when that is deeper, in a file that is
+    not torch's (``functools.cached_property``'s ``with self.lock``): whether *that* line runs
+    again says whether the break recurs; the user's line runs again whenever its frame runs
+    eagerly."""
+    chain = [f for f in brk.call_chain if not is_torch_file(f.file)]
+    if not chain:
+        return None
+    site = chain[-1]
+    return None if (site.file, site.line) == (brk.file, brk.line) else site
 
 
 def _handed_on(brk: RootBreak, executed: dict[str, set[int]]) -> bool:

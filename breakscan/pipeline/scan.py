@@ -18,7 +18,8 @@ import torch
 
 from ..analysis.analyse import analyse
 from ..analysis.compile_error import apply_compile_error, compile_error
-from ..analysis.impact import apply_costs, apply_later_call, apply_runtime, counted_code
+from ..analysis.impact import (apply_costs, apply_later_call, apply_runtime, counted_code,
+                               inner_site)
 from ..analysis.origins import link_module_constants
 from ..analysis.recompiles import link_shape_branches
 from ..dynamo.inductor import InspectingInductor
@@ -145,6 +146,9 @@ def _capture(loaded: LoadedTarget, call: ModelCall, options: ScanOptions, progre
         progress("eager run", result if raw.explain_error is None else None)
         for brk in result.breaks:  # did a break's line run again? (the later call reads it)
             executed.setdefault(brk.file, set())
+            site = inner_site(brk)
+            if site is not None:  # shown at the user's line, taken deeper (a library's lock)
+                executed.setdefault(site.file, set())
         printed = run_eager(call, label=f"{loaded.spec.name}.{loaded.method}",
                             executed=executed, after_first=raw.explain_error is None)
         result.model_output = bounded_output(printed + result.model_output)

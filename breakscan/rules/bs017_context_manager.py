@@ -35,7 +35,17 @@ def _advise(brk: Any, context: Any) -> str:
                 "the model call (`--fix` verifies it as hoist_context): the block draws the same "
                 "numbers, and no draw of the call then advances the global generator; or draw "
                 "the values in the caller inside `fork_rng()` and pass them in.")
-    if _LOCK.search(code) and brk.owner != "user":
+    chain = getattr(brk, "call_chain", None) or []
+    inner = chain[-1] if chain and (chain[-1].file, chain[-1].line) != (brk.file, brk.line) \
+        else None  # taken deeper than the line shown (a library's, or the stdlib's, `with`)
+    if inner is not None and inner.function == "__get__" and \
+            inner.file.replace("\\", "/").endswith("/functools.py"):
+        return ("A `functools.cached_property` read on this line takes its lock on the first "
+                "read only (later reads find the value cached). Read it, or call the model "
+                "once, before compiling (`--fix` verifies `warm_up`), or compute the value in "
+                "`__init__`: then forward compiles without this break.")
+    if (_LOCK.search(code) and brk.owner != "user") or \
+            (inner is not None and _LOCK.search(inner.code or "")):
         return ("A lock taken inside the library: no change of yours removes this `with`. If "
                 "it guards a one-time setup (taken on the first call only), call the model once "
                 "before compiling it (`--fix` verifies `warm_up`); otherwise accept the break.")

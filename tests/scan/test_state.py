@@ -161,3 +161,25 @@ def test_a_warm_up_that_advances_the_models_state_says_so_and_is_not_verified():
     assert warm["reason"].startswith("the warm-up call changed the model's state "
                                      "(`_step_index`) and left it so")
     assert warm["changes"] is None
+
+
+def test_a_lock_taken_on_first_access_only_is_a_first_call_break_and_warming_up_removes_it():
+    """``functools.cached_property`` takes its lock on the first read only. The break is shown
+    at the user's line (its frame then runs eagerly on every call, as Dynamo skipped it), but
+    the lock's line runs on the first call alone: the break is ``first_only`` with its split
+    kept, the advice says to read the property (or call the model) before compiling, never
+    "take the lock in the caller", and the warm-up is proposed and removes the break
+    (issue 45 §2)."""
+    fixes = fixes_in_process(f"{CASES}:CachedTable", "4,16")
+    (warm,) = [f for f in fixes if f["fix_id"] == "warm_up"]
+    assert warm["outputs_match"] and warm["status"] != "changes outputs", warm
+    before, after = warm["before"], warm["after"]
+    assert (before["frames_run_eagerly_per_call"], after["frames_run_eagerly_per_call"]) == (1, 0)
+    assert (before["breaks"], after["breaks"]) == (1, 0)
+    from breakscan import ScanOptions, scan
+
+    result = scan(f"{CASES}:CachedTable", ScanOptions(input_shapes=("4,16",)))
+    (brk,) = result.breaks
+    assert brk.calls == "first_only" and brk.call_chain[-1].function == "__get__"
+    assert result.later_call.graph_break_count == 0 and result.later_call.kept_splits == 1
+    assert "cached_property" in brk.suggestion and "caller" not in brk.suggestion, brk.suggestion

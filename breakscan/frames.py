@@ -22,7 +22,7 @@ import stat
 import sysconfig
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 Owner = str  # "user" | "third_party" | "torch" (the JSON schema's values)
 
@@ -76,6 +76,18 @@ _PACKAGE_FOLDERS = ("site-packages", "dist-packages")
 
 def is_torch_file(path: str) -> bool:
     return os.path.abspath(path).startswith(_TORCH_DIR)
+
+
+def inner_site(brk: Any) -> Frame | None:
+    """Where a break shown at the user's line was taken, when that is deeper, in a file that is
+    not torch's (``functools.cached_property``'s ``with self.lock``): whether *that* line runs
+    again says whether the break recurs (the user's line runs whenever its frame runs eagerly),
+    and its code says what the user can do about it."""
+    chain = [f for f in getattr(brk, "call_chain", None) or [] if not is_torch_file(f.file)]
+    if not chain:
+        return None
+    deepest = chain[-1]
+    return None if (deepest.file, deepest.line) == (brk.file, brk.line) else deepest
 
 
 def is_own_file(path: str) -> bool:

@@ -13,7 +13,7 @@ import ast
 import os
 import re
 
-from ..frames import Frame, is_torch_file, module_ast, switched_helper
+from ..frames import Frame, inner_site, is_torch_file, module_ast, switched_helper
 from ..model.records import RootBreak
 from ..rules import categories, registry
 from ..rules.bs009_other import RULE as OTHER
@@ -79,6 +79,7 @@ class _Context:
     """What a rule's ``advise`` hook may ask (rules.model.AdviceContext)."""
 
     is_torch_file = staticmethod(is_torch_file)
+    inner_site = staticmethod(inner_site)
     disabled_function = staticmethod(lambda brk: disabled_function(brk))
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..frames import Frame, is_torch_file, user_frame
+from ..frames import Frame, inner_site, is_torch_file, user_frame
 from ..messages import RESUME_PREFIX, resume_line
 from ..model.raw import CodeKey, RawLaterCall, RawRegion, RawRuntime
 from ..model.records import RootBreak
@@ -132,18 +132,6 @@ def apply_later_call(result: ScanResult, raw: RawLaterCall,
         explain_graph_break_count=None if raw.error else graphs - 1,
         first_only=sum(b.calls == "first_only" for b in result.breaks), later_only=len(extra),
         kept_splits=kept)
-
-
-def inner_site(brk: RootBreak) -> Frame | None:
-    """Where a break shown at the user's line was taken, when that is deeper, in a file that is
-    not torch's (``functools.cached_property``'s ``with self.lock``): whether *that* line runs
-    again says whether the break recurs; the user's line runs again whenever its frame runs
-    eagerly."""
-    chain = [f for f in brk.call_chain if not is_torch_file(f.file)]
-    if not chain:
-        return None
-    site = chain[-1]
-    return None if (site.file, site.line) == (brk.file, brk.line) else site
 
 
 def _handed_on(brk: RootBreak, executed: dict[str, set[int]]) -> bool:

@@ -18,12 +18,12 @@ import torch
 
 from ..analysis.analyse import analyse
 from ..analysis.compile_error import apply_compile_error, compile_error
-from ..analysis.impact import (apply_costs, apply_later_call, apply_runtime, counted_code,
-                               inner_site)
+from ..analysis.impact import apply_costs, apply_later_call, apply_runtime, counted_code
 from ..analysis.origins import link_module_constants
 from ..analysis.recompiles import link_shape_branches
 from ..dynamo.inductor import InspectingInductor
 from ..dynamo.session import nested_graph_breaks, nested_in_force, settings_in_force
+from ..frames import inner_site
 from ..model.jobs import ScanRequest
 from ..model.raw import RawCapture, RawFailure
 from ..model.result import ScanResult

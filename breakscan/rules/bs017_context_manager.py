@@ -35,9 +35,7 @@ def _advise(brk: Any, context: Any) -> str:
                 "the model call (`--fix` verifies it as hoist_context): the block draws the same "
                 "numbers, and no draw of the call then advances the global generator; or draw "
                 "the values in the caller inside `fork_rng()` and pass them in.")
-    chain = getattr(brk, "call_chain", None) or []
-    inner = chain[-1] if chain and (chain[-1].file, chain[-1].line) != (brk.file, brk.line) \
-        else None  # taken deeper than the line shown (a library's, or the stdlib's, `with`)
+    inner = context.inner_site(brk)  # taken deeper than the line shown (a library's `with`)
     if inner is not None and inner.function == "__get__" and \
             inner.file.replace("\\", "/").endswith("/functools.py"):
         return ("A `functools.cached_property` read on this line takes its lock on the first "

@@ -74,6 +74,10 @@ class AdviceContext(Protocol):
 
     def is_torch_file(self, path: str) -> bool: ...
 
+    def inner_site(self, brk: Any) -> Any:
+        """Where a break shown at the user's line was taken, when deeper outside torch (a
+        frame with ``file``, ``line``, ``function`` and ``code``), or None."""
+
     def disabled_function(self, brk: Any) -> Any:
         """The ``torch.compiler.disable``d function a break calls, as a frame with ``file``,
         ``line`` and ``function`` (``file`` "" when its definition was not found), or None."""

@@ -30,7 +30,8 @@ from .origins import merge_origins
 from .ranking import after_causes, analysis_order, mark_caused, reorder_breaks
 from .roots import (Roots, break_at, break_frame, called_from, category_at, is_with,
                     recategorise, record_location)
-from .skipped import (confirm_compiled_before, fold_comprehensions, mark_skipped,
+from .skipped import (confirm_compiled_before, fold_comprehensions, fold_follow_on_records,
+                      mark_skipped,
                       name_skipped_frames)
 
 
@@ -61,6 +62,7 @@ def analyse(raw: RawCapture, in_force: dict | None = None) -> Analysis:
     merge_origins(roots, first_record)
     merge_iterations(roots)
     fold_comprehensions(roots, frames)
+    fold_follow_on_records(roots)
     _attach_resume_functions(roots.items, frames)
     confirm_compiled_before(roots.items, graphs)
     mark_caused(roots.items)

@@ -63,6 +63,10 @@ def _break_count_gap(summary: Summary, explain: ExplainCounts, breaks: list[Root
             what = ", ".join(sorted({skipped_code(name, file) for name, file in skipped}))
             why.append(f"{loc} made Dynamo skip {what} (it ran eagerly), so explain sees no "
                        "graph for it")
+        elif b.follow_on_records:
+            why.append(f"{loc} has {_plural(b.records, 'record')}: its own and Dynamo's "
+                       + ", ".join(f"'{r}'" for r in b.follow_on_records) + ", which Dynamo "
+                       "says follows from it (one construct, one root cause)")
         elif b.explain_reasons == 0:
             why.append(f"{loc} is invisible to explain (a break before the first tensor op "
                        "leaves no graph to end)")

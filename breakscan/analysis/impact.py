@@ -33,12 +33,16 @@ def _rest_of_frame(result: ScanResult) -> dict[CodeKey, int]:
     for idx, brk in enumerate(result.breaks):
         if brk.skip_kind != "rest_of_frame":
             continue
-        holders = [f for f in result.frames if not f.skipped and not f.is_resume
-                   and f.file == brk.file and f.name == brk.function
-                   and f.first_line <= brk.line]
-        if holders:
-            frame = max(holders, key=lambda f: f.first_line)
-            found[(frame.name, frame.file, frame.first_line)] = idx
+        # The innermost function on the way that Dynamo compiled as a frame of its own: the
+        # break's, or the one its comprehension was inlined into (a folded follow-on record).
+        for at in [Frame(brk.file, brk.line, brk.function)] + brk.call_chain[::-1]:
+            holders = [f for f in result.frames if not f.skipped and not f.is_resume
+                       and f.file == at.file and f.name == at.function
+                       and f.first_line <= at.line]
+            if holders:
+                frame = max(holders, key=lambda f: f.first_line)
+                found[(frame.name, frame.file, frame.first_line)] = idx
+                break
     return found
 
 

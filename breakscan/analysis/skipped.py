@@ -16,6 +16,7 @@ from ..frames import Frame, module_ast
 from ..messages import original_name, resume_line
 from ..model.records import BreakRecord, CompiledFrame, GraphInfo, RootBreak
 from ..rules.bs008_frame_skipped import RULE as FRAME_SKIPPED
+from ..rules.registry import EARLIER_BREAK
 from .roots import Roots
 
 _SKIPPED_FRAME = re.compile(r"frame skipped: (?P<fn>\S+) \((?P<file>.+) line (?P<line>\d+)\)")
@@ -199,4 +200,39 @@ def fold_comprehensions(roots: Roots, frames: list[CompiledFrame]) -> None:
         cause.follow_on.append(Frame(item.file, item.line, item.function, item.code))
         cause.records += item.records
         cause.explain_reasons += item.explain_reasons
+        roots.items.remove(item)
+
+
+def fold_follow_on_records(roots: Roots) -> None:
+    """A record Dynamo itself says follows from an earlier break (hint class
+    CAUSED_BY_EARLIER_GRAPH_BREAK) at the line of another root, or at a line that root's call
+    chain passes through, is that root's context: one construct, one root cause.
+
+    Seen: ``{k: float(v) for k, v in d.items()}`` breaks at ``.item()`` inside the
+    comprehension, then Dynamo cannot rebuild the comprehension's iterator in the enclosing
+    function (GB0092 "Reconstruction failure") at the same line. The fold keeps what the
+    second record tells (the rest of the function ran eagerly) on the root it follows from.
+    """
+    for item in list(roots.items):
+        if EARLIER_BREAK not in item.hint_classes:
+            continue
+        cause = next((other for other in roots.items if other is not item and
+                      EARLIER_BREAK not in other.hint_classes and
+                      ((other.file, other.line) == (item.file, item.line) or
+                       any((f.file, f.line) == (item.file, item.line)
+                           for f in other.call_chain))), None)
+        if cause is None:
+            continue
+        cause.follow_on_records.append(" ".join(filter(None, (item.gb_id, item.gb_type))))
+        cause.records += item.records
+        cause.explain_reasons += item.explain_reasons
+        cause.resume_functions += [r for r in item.resume_functions
+                                   if r not in cause.resume_functions]
+        cause.sources += [s for s in item.sources if s not in cause.sources]
+        if cause.skip_cause is None and item.skip_cause is not None:
+            cause.skip_cause, cause.skip_kind = item.skip_cause, item.skip_kind
+        if item.frame_skipped and not cause.frame_skipped:
+            cause.frame_skipped = True
+            if cause.category != FRAME_SKIPPED.category:
+                cause.cause_category, cause.category = cause.category, FRAME_SKIPPED.category
         roots.items.remove(item)

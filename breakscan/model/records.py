@@ -235,6 +235,10 @@ class RootBreak:
     # Breaks that exist only because this one made Dynamo skip their enclosing function (a
     # comprehension compiled alone that broke there): they go when this break is fixed.
     follow_on: list[Frame] = field(default_factory=list)
+    # Dynamo's records at this construct that its own hint class says follow from an earlier
+    # break (CAUSED_BY_EARLIER_GRAPH_BREAK), e.g. "GB0092 Reconstruction failure" when it
+    # cannot rebuild a comprehension's iterator after a break inside it: context, not a root.
+    follow_on_records: list[str] = field(default_factory=list)
     # For a break on a constant kept in a tensor (category tensor_constant): the attributes, in
     # the class that creates them; the root's file:line is where the first one is created.
     constants: list[ModuleConstant] = field(default_factory=list)

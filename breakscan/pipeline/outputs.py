@@ -157,9 +157,30 @@ def _compare_tensor(index: int, e: torch.Tensor, a: torch.Tensor) -> tuple[str |
     return problem, scaled, max_abs, max_rel
 
 
+def _compare_float(index: int, e: float, a: float) -> tuple[str | None, float, float]:
+    """(problem, scaled error, abs error) of two Python floats. A float a model returns is most
+    often read off a float32 tensor (``float(t.mean())``), so it carries that tensor's rounding:
+    judged like a float32 tensor leaf, relative to its magnitude (NaN equals NaN)."""
+    if math.isnan(e) or math.isnan(a):
+        same = math.isnan(e) and math.isnan(a)
+        return (None if same else f"output {index}: {a!r} != {e!r}"), \
+            (0.0 if same else math.inf), 0.0
+    if math.isinf(e) or math.isinf(a):
+        return (None if e == a else f"output {index}: {a!r} != {e!r}"), \
+            (0.0 if e == a else math.inf), 0.0
+    scale = max(abs(e), abs(a))
+    scaled = abs(a - e) / scale if scale else 0.0
+    allowed = tolerance(torch.float32)
+    problem = None if scaled <= allowed else (
+        f"output {index}: {a!r} != {e!r} (differs by {scaled:.3g} of its magnitude; a Python "
+        f"float is judged as float32, which allows {allowed:g})")
+    return problem, scaled, abs(a - e)
+
+
 def compare_outputs(expected: Any, actual: Any) -> Correctness:
     """Every output leaf compared: tensors by their difference relative to their magnitude
-    (:data:`TOLERANCE`), shapes and integer values exactly, Python values by equality."""
+    (:data:`TOLERANCE`), shapes and integer values exactly, Python floats as float32 values
+    (:func:`_compare_float`), other Python values by equality."""
     exp, act = _leaves(expected), _leaves(actual)
     if len(exp) != len(act):
         return Correctness(match=False, max_abs_error=None, max_rel_error=None,
@@ -174,9 +195,13 @@ def compare_outputs(expected: Any, actual: Any) -> Correctness:
                 problems.append(problem)
             worst = max(worst, scaled)
             max_abs, max_rel = max(max_abs, abs_error), max(max_rel, rel_error)
+        elif type(e) is float and type(a) is float:
+            problem, scaled, abs_error = _compare_float(index, e, a)
+            if problem:
+                problems.append(problem)
+            worst, max_abs = max(worst, scaled), max(max_abs, abs_error)
         elif isinstance(e, _PLAIN) and isinstance(a, _PLAIN):
-            if e != a and not (isinstance(e, float) and isinstance(a, float)
-                               and math.isnan(e) and math.isnan(a)):
+            if e != a:
                 problems.append(f"output {index}: {a!r} != {e!r}")
                 worst = math.inf
         else:

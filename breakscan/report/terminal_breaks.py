@@ -110,6 +110,10 @@ def _break_facts(brk: RootBreak, result: ScanResult) -> Text:
             f"the {f.function} at {display_path(f.file)}:{f.line}" for f in brk.follow_on)
             + ": Dynamo compiled it alone because this break made it skip the enclosing "
               "function, and it broke there; it goes when this break is fixed", style="bold")
+    if brk.follow_on_records:
+        meta.append("\nalso Dynamo's " + ", ".join(f"'{r}'" for r in brk.follow_on_records)
+                    + " at this construct: Dynamo says it follows from an earlier break; it "
+                      "goes when this break is fixed", style="bold")
     if brk.fires_per_call is not None or brk.ranks:
         meta.append(f"\n{fires_text(brk, result)}", style="bold")
     explained = f", {brk.explain_reasons} explain reason(s)" if result.explain.available else ""

@@ -197,3 +197,15 @@ def test_every_compared_call_starts_from_the_same_random_state():
     assert torch.equal(first[1][0], second[1][0]) and first[1][1:] == second[1][1:]
     assert draws_random_numbers(lambda: torch.ones(2))[0] is False
     assert draws_random_numbers(lambda: random.random())[0] is True
+
+
+def test_a_python_float_read_off_a_float32_tensor_is_judged_as_float32():
+    """`float(t.mean())` compiled with Inductor rounds differently in the 8th digit (seen with
+    capture_scalar_outputs: 'CHANGES OUTPUTS' for -0.12337059527635574 vs -0.12337060272693634);
+    a real difference still fails, and NaN only matches NaN."""
+    assert compare_outputs({"m": -0.12337059527635574}, {"m": -0.12337060272693634}).match
+    assert not compare_outputs({"m": -0.1233}, {"m": -0.1234}).match
+    assert compare_outputs(float("nan"), float("nan")).match
+    assert not compare_outputs(float("nan"), 1.0).match
+    assert not compare_outputs(float("inf"), 1e308).match
+    assert not compare_outputs(2, 3).match and compare_outputs(True, True).match

@@ -6,7 +6,7 @@ import pytest
 
 from breakscan import scan
 
-from conftest import FIXTURES
+from conftest import FIXTURES, locate
 
 MODELS = FIXTURES / "models" / "statements_45.py"
 
@@ -51,3 +51,17 @@ def test_each_branch_is_a_root_cause_at_its_own_line():
     result = scan(f"{MODELS}:TwoBranchesOneValue", input_shapes=["8,16"])
     assert [(b.code, b.sites, b.fires_per_call) for b in result.breaks] == [
         ("y = x * 2 if s >= 0 else x", [], 1.0), ("z = y + 1 if s < 10 else y", [], 1.0)]
+
+
+def test_a_dict_comprehension_over_item_is_one_root_cause_with_its_follow_on_record():
+    """Two records at one line, the second Dynamo's own "follows from an earlier break" (GB0092):
+    one root cause, firing once per call, that keeps what the second says (the rest of forward
+    ran eagerly). Before: two root causes on one line, one of them '-' per call."""
+    result = scan(f"{MODELS}:LoggedScalars", input_shapes=["8,16"])
+    (brk,) = result.breaks
+    assert (brk.category, brk.line, brk.records) == ("item", locate("logged = {k: float(v) for k, v in parts.items()}", MODELS)[1], 2)
+    assert result.summary.break_records == 2
+    assert [r.split()[0] for r in brk.follow_on_records] == ["GB0092"]
+    assert brk.skip_kind == "rest_of_frame" and "ran the rest of the function eagerly" in \
+        brk.skip_cause
+    assert brk.fires_per_call == 1.0

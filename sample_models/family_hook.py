@@ -35,13 +35,36 @@ class HookInForward(nn.Module):
         return torch.relu(h)
 
 
-class HookIntoBuffer(nn.Module):
-    """Fixed twin: the hook writes the norm into a buffer (a tensor op, traced). torch 2.15
-    traces the hook's body as a higher-order op, where writing a buffer is an input mutation
-    (GB0041): a break again, in the hook family; there, register the hook outside forward.
+class HookOutsideForward(nn.Module):
+    """Fixed twin: forward returns the activation as well, and the caller registers the hook on
+    it, outside the compiled region (`out, h = model(x); h.register_hook(...)`): no break on
+    any torch.
 
     Expected scan (--input-shape 8,16):
         twin_of: HookInForward
+        graphs: 1
+        breaks: 0
+        records: 0
+        same_outputs: no
+    """
+
+    def __init__(self, width: int = 16):
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+
+    def forward(self, x):
+        with torch.enable_grad():
+            h = self.fc(x)
+        return torch.relu(h), h
+
+
+class HookIntoBuffer(nn.Module):
+    """A tempting fix that holds only on some releases: the hook writes the norm into a buffer
+    (a tensor op, traced on 2.13 and 2.14). torch 2.15 traces the hook's body as a higher-order
+    op, where writing a buffer is an input mutation (GB0041): a break again, in the hook family.
+    Register the hook outside forward instead (HookOutsideForward).
+
+    Expected scan (--input-shape 8,16):
         graphs: 1
         breaks: 0
         records: 0

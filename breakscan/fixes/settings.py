@@ -13,7 +13,8 @@ from typing import Any
 
 # A Dynamo setting named in a break's hints, in any of Dynamo's wordings: "Set
 # torch._dynamo.config.allow_rnn=True", "Change `torch._dynamo.config.trace_autograd_ops` to
-# `True`" (read from hints only: a break's title and explanation show the value in force).
+# `True`" (read from hints, and from an explanation only where it says "Set …": a break's title
+# shows the value in force).
 _HINTED_SETTING = re.compile(r"torch\._dynamo\.config\.(?P<name>\w+)`?(?:\s*=\s*|\s+to\s+)`?"
                              r"(?P<value>True|False|\d+)\b")
 # Decorators that are Dynamo settings for the function they wrap ("Apply
@@ -37,7 +38,7 @@ def hinted_settings(brk: Any) -> list[tuple[str, Any]]:
     that function added (``{"functions": ["_warnings.warn"]}``, resolved in the child)."""
     found: list[tuple[str, Any]] = []
     texts = list(brk.hints) + [brk.explanation]
-    for text in brk.hints:
+    for text in [*brk.hints, *_imperatives(brk.explanation)]:
         for m in _HINTED_SETTING.finditer(text or ""):
             raw = m.group("value")
             value: Any = raw == "True" if raw in ("True", "False") else int(raw)
@@ -55,6 +56,18 @@ def hinted_settings(brk: Any) -> list[tuple[str, Any]]:
             for setting in LOGGING_SETTINGS:
                 found.append((setting, {"functions": [names[0]]}))
     return found
+
+
+# An explanation that tells what to set (torch 2.15's LSTM break, GB0148: "Reason: Dynamo does
+# not support RNN, GRU, or LSTM. Set torch._dynamo.config.allow_rnn=True to enable ..."), unlike
+# a title that shows the value in force ("... with `torch._dynamo.config.trace_autograd_ops=False`").
+_IMPERATIVE = re.compile(r"\b(?:Set|Change)\s+`?torch\._dynamo\.config\.\w+`?"
+                         r"(?:\s*=\s*|\s+to\s+)`?(?:True|False|\d+)\b")
+
+
+def _imperatives(explanation: str | None) -> list[str]:
+    """The settings an explanation tells the reader to make, as hint-like texts."""
+    return [m.group(0) for m in _IMPERATIVE.finditer(explanation or "")]
 
 
 def resolved_config(config: dict[str, Any]) -> dict[str, Any]:

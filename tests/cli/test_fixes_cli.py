@@ -10,7 +10,7 @@ import hashlib
 import json
 import shutil
 
-from conftest import GAINED, FIXTURES, QUICK, SAMPLES, locate, run_cli
+from conftest import GAINED, FIXTURES, QUICK, SAMPLES, _applies, locate, run_cli
 
 FAST = QUICK
 
@@ -110,6 +110,11 @@ def test_torch_where_verifies_and_write_rewrites_the_file_keeps_a_backup_and_the
     assert fix["status"] in GAINED and fix["outputs_match"] and fix["max_abs_error"] == 0.0
     assert (fix["after"]["graph_count"], fix["after"]["breaks"]) == (1, 0)
     assert "+        h = torch.where(h.sum() > 0, h * 2, h - 1)" in fix["diff"]
+    if fix["status"] == "slower":  # the same-process timing's verdict (seen on torch 2.15,
+        # eager backend: torch.where computes both sides): a slower fix is never written
+        assert fix["written"] is False and model.read_text() == original
+        assert not (tmp_path / "tensor_branch.py.breakscan.bak").exists()
+        return
     assert fix["written"] is True
     assert f"breakscan: rewrote {model} (backup beside it: .breakscan.bak)" in proc.stderr
     backup = tmp_path / "tensor_branch.py.breakscan.bak"
@@ -173,7 +178,10 @@ def test_a_setting_a_hint_names_in_other_words_is_tried_and_verified():
     assert settings == ["torch._dynamo.config.trace_autograd_ops = True"]
     (fix,) = doc["fixes"]
     assert fix["status"] in GAINED and fix["outputs_match"], fix["reason"]
-    assert (fix["before"]["graph_count"], fix["after"]["graph_count"]) == (2, 1)
+    # 2.15 cannot resume after it: the whole forward is skipped (0 graphs, a frame run eagerly)
+    before = (0, 1.0) if _applies("2.15+") else (2, 0.0)
+    assert (fix["before"]["graph_count"], fix["before"]["frames_run_eagerly_per_call"]) == before
+    assert (fix["after"]["graph_count"], fix["after"]["frames_run_eagerly_per_call"]) == (1, 0.0)
 
 
 def test_a_setting_named_by_dynamos_hint_is_tried_and_verified():
@@ -185,10 +193,15 @@ def test_a_setting_named_by_dynamos_hint_is_tried_and_verified():
     assert fix["status"] in GAINED and fix["outputs_match"], fix["reason"]
     assert (fix["before"]["breaks"], fix["after"]["breaks"], fix["after"]["graph_count"]) == \
         (1, 0, 1)
-    # one graph either way: the gain is the return to Python (the rest of forward ran eagerly
-    # after the LSTM break, which has no resume function) that the setting removes
     assert (fix["before"]["eager_gaps_per_call"], fix["after"]["eager_gaps_per_call"]) == (1, 0)
     brk = doc["breaks"][0]
+    if _applies("2.15+"):
+        # 2.15 resumes after the LSTM (GB0148, the setting named in its explanation): 2 graphs
+        assert (brk["skip_kind"], brk["fires_per_call"]) == (None, 1)
+        assert fix["before"]["graph_count"] == 2
+        return
+    # one graph either way: the gain is the return to Python (the rest of forward ran eagerly
+    # after the LSTM break, which has no resume function) that the setting removes
     assert (brk["skip_kind"], brk["fires_per_call"]) == ("rest_of_frame", 1)
 
 

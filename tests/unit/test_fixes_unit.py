@@ -121,7 +121,7 @@ def test_a_fix_is_judged_against_the_unfixed_models_own_drift():
     assert not within_drift(fixed(1e-3), None)
 
 
-def test_hinted_settings_are_read_in_any_wording_and_from_hints_only():
+def test_hinted_settings_are_read_in_any_wording_from_hints_and_imperative_explanations():
     from types import SimpleNamespace
 
     from breakscan.fixes.settings import hinted_settings
@@ -137,6 +137,12 @@ def test_hinted_settings_are_read_in_any_wording_and_from_hints_only():
     assert hinted_settings(seed) == [("dont_skip_tracing", True)]
     rnn = SimpleNamespace(explanation="", hints=["Set torch._dynamo.config.allow_rnn=True"])
     assert hinted_settings(rnn) == [("allow_rnn", True)]
+    rnn_215 = SimpleNamespace(hints=[], explanation=(  # GB0148 on an LSTM, torch 2.15
+        "Dynamo determined that a graph break should occur when calling "
+        "`L['self']._modules['rnn']`. Reason: Dynamo does not support RNN, GRU, or LSTM. Set "
+        "torch._dynamo.config.allow_rnn=True to enable experimental support for RNN, GRU, and "
+        "LSTM in Dynamo"))
+    assert hinted_settings(rnn_215) == [("allow_rnn", True)]
 
 
 def test_no_fix_says_why_and_what_leaving_it_costs():

@@ -60,6 +60,8 @@ class ScanOptions:
     dynamic: bool | None = None
     compile_options: tuple[tuple[str, Any], ...] = ()
     kernels: bool = False  # --kernels: each graph compiled by Inductor, its kernels reported
+    # --compile-time: the model compiled cold and warm, each frame's phases (read by measure)
+    compile_time: bool = False
     # torch._dynamo.config.nested_graph_breaks for every compile of the scan (None: torch's own)
     nested_graph_breaks: bool | None = None
 

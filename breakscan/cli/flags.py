@@ -102,6 +102,13 @@ def kernels() -> Any:
                         "your lines (BS2xx rules).")
 
 
+def compile_time() -> Any:
+    return typer.Option(False, "--compile-time", help="Also compile the model cold (empty "
+                        "Inductor caches) and warm, and report where the compile time goes: "
+                        "per compiled frame, its phases, and what breaks, restarts and "
+                        "recompiles add.")
+
+
 def max_kernels(help: str = "Gate: fail above this many kernels launched per model call (each "
                 "graph's kernels times its calls; implies --kernels).") -> Any:
     return typer.Option(None, min=0, help=help)

@@ -63,6 +63,7 @@ def scan(
         "Seconds each variant of --time (and half of --fix's same-process timing) may run: at "
         "least a quarter of it, then until the spread is within 10 % of the median."),
     kernels: bool = flags.kernels(),
+    compile_time: bool = flags.compile_time(),
     fix: bool = typer.Option(False, "--fix", help="Propose a fix for every break and verify "
                              "each in a fresh process: rescan, outputs vs the original, "
                              "before/after graphs, breaks and latency (implies --time)."),
@@ -117,7 +118,7 @@ def scan(
             vary_batch=vary_batch, shapes=shapes or (), dynamic_check=dynamic_check,
             dynamic=dynamic, compile_options=compile_option or (),
             nested_graph_breaks=nested_graph_breaks, kernels=kernels or gate.needs_kernels,
-            timing=TimingOptions(backend=backend, mode=mode, threads=threads,
+            compile_time=compile_time, timing=TimingOptions(backend=backend, mode=mode, threads=threads,
                                  max_run_time=max_run_time)
             if time_it or fix else None)
         options.check(target, gate)  # a typo fails here, before a scan process starts

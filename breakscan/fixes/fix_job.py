@@ -238,8 +238,8 @@ def scan_with_fix(request: FixRequest, on_stage: Callable[[str, Any], None],
         env = _switched_env(fix)
         try:
             with torch._dynamo.config.patch(**config), environment(env):
-                result = scan_loaded(fixed, options.but(timing=None), shape_sets=sets,
-                                     on_stage=on_stage, on_progress=on_progress)
+                result = scan_loaded(fixed, options.but(timing=None, compile_time=False),
+                                     shape_sets=sets, on_stage=on_stage, on_progress=on_progress)
         except ModelError as exc:  # the change broke the model itself (eager)
             raise UsageError(f"not applicable: with it, the model fails: {exc}") from None
         # After the scan, which must capture the fixed model's first call.

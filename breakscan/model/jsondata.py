@@ -21,6 +21,7 @@ import typing
 from typing import Any, Callable
 
 from ..frames import Frame
+from . import compile_time as _compile_time
 from . import records as _records
 from . import result as _result
 from . import verdicts as _verdicts
@@ -29,7 +30,7 @@ MAX_BYTES = 512 * 1024 * 1024  # a result is a few MB at most; more is not one o
 MAX_DEPTH = 64
 
 ALLOWED: dict[str, type] = {
-    name: cls for module in (_records, _verdicts, _result) for name, cls in vars(module).items()
+    name: cls for module in (_records, _verdicts, _result, _compile_time) for name, cls in vars(module).items()
     if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__ == module.__name__
     and not name.startswith("Raw")}
 ALLOWED["Frame"] = Frame

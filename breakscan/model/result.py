@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..frames import Frame
+from .compile_time import CompileTime
 from .records import (CompiledFrame, CompileError, Discrepancy, ExplainCounts, GraphInfo,
                       KernelFinding, RecompileReport, RootBreak, StaticFinding)
 from .verdicts import (ABTiming, Correctness, ExpectedCheck, Fix, GateResult, ModelStateReport,
                        TimingReport)
 
-SCHEMA_VERSION = "1.23"
+SCHEMA_VERSION = "1.24"
 
 
 def whole(value: float | None) -> str:
@@ -149,6 +150,7 @@ class ScanResult:
     capture_seconds: float
     recompiles: RecompileReport | None = None
     timings: TimingReport | None = None
+    compile_time: CompileTime | None = None  # --compile-time: cold and warm, per frame
     gate: GateResult | None = None
     static: list[StaticFinding] = field(default_factory=list)  # lint of the scanned source
     kernel_findings: list[KernelFinding] = field(default_factory=list)  # --kernels (BS2xx)
@@ -223,14 +225,25 @@ class ScanResult:
             _flatten_inductor(graph)
         if self.recompiles is None:  # never called with other inputs: not measured, not 0
             data["summary"]["recompile_count"] = None
+        if self.compile_time is not None:  # the derived totals, as the reports state them
+            _compile_time_totals(data["compile_time"], self.compile_time)
         # Keep the documented key order: identity first, then the facts.
         order = ["schema_version", "target", "method", "torch_version", "python_version", "device",
                  "training", "inputs", "captured_call", "compile_settings", "dynamo_settings", "compile_error", "program", "ranks",
                  "rank_differences", "summary", "explain", "later_call", "model_state",
-                 "discrepancies", "breaks", "graphs", "frames", "recompiles", "timings", "static",
+                 "discrepancies", "breaks", "graphs", "frames", "recompiles", "timings", "compile_time", "static",
                  "kernel_findings", "fixes", "unfixed", "gate", "partial", "stopped_at", "error", "notes", "capture_seconds",
                  "stages", "model_output", "dynamo_log"]
         return {key: data[key] for key in order}
+
+
+def _compile_time_totals(data: dict[str, Any], found: CompileTime) -> None:
+    data.update(restart_s=found.restart_s, recompile_s=found.recompile_s,
+                breaks_s=found.breaks_s)
+    for key, run in (("cold", found.cold), ("warm", found.warm)):
+        if run is not None:
+            data[key].update(frames_s=run.frames_s, cache_hits=run.cache_hits,
+                             cache_misses=run.cache_misses)
 
 
 def _flatten_inductor(graph: dict[str, Any]) -> None:

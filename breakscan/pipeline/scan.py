@@ -32,6 +32,7 @@ from ..options import ScanOptions, TimingOptions
 from ..startup import torch_import_notices
 from ..target import parse_input_sets
 from .call import ModelCall, model_call
+from .compile_time import attribute_frames, measure_compile_time
 from .capture import bounded_output, run_eager, scan_pass
 from .constants import module_constants
 from .inputs import describe_inputs, positional_names
@@ -107,6 +108,9 @@ def _scan_loaded(loaded: LoadedTarget, options: ScanOptions,
             shape_sets = timing = None
         # --time with Inductor and --kernels: the timed compile is the inspected one.
         inspector = timing_inspector(timing, call) if graphs and timing else None
+        if options.compile_time and result.compile_error is None:
+            # first of the Inductor compiles in this process, so that its cold run is cold
+            _compile_time(result, call, timing, shape_sets, progress)
         if graphs and inspector is None:
             _kernels(result, graphs, call, progress)
         elif options.kernels and not result.graphs and result.compile_error is None:
@@ -115,6 +119,8 @@ def _scan_loaded(loaded: LoadedTarget, options: ScanOptions,
             _recompiles(result, call, shape_sets, options, progress)
         if timing:
             _timings(result, call, timing, progress, on_progress, inspector, graphs)
+    if result.compile_time is not None:  # once the breaks are in their final (ranked) order
+        attribute_frames(result, result.compile_time)
     result.stages = progress.seconds()
     if options.verbose:  # what torch said while being imported ("No CUDA runtime is found")
         result.dynamo_log.extend(torch_import_notices())
@@ -173,6 +179,20 @@ def _capture(loaded: LoadedTarget, call: ModelCall, options: ScanOptions, progre
         graphs = []
     apply_runtime(result, runtime)
     return result, graphs
+
+
+def _compile_time(result: ScanResult, call: ModelCall, timing: TimingOptions | None,
+                  shape_sets: list[tuple[Any, ...]] | None, progress: StageClock) -> None:
+    """--compile-time, the first of the scan's Inductor compiles (so that its cold run is
+    cold); a compile that raises is a note, the rest of the scan goes on."""
+    progress("compile time", result)
+    backend = timing.backend if timing else "inductor"
+    try:
+        result.compile_time = measure_compile_time(call, backend, shape_sets)
+    except Exception as exc:
+        result.notes.append(f"compile time not measured: torch.compile (backend={backend}) "
+                            f"raised {describe(exc)}")
+        return
 
 
 def _kernels(result: ScanResult, graphs: list[tuple[Any, list[Any]]], call: ModelCall,

@@ -9,7 +9,8 @@ from ..model.result import whole as count
 from ..rules.categories import CATEGORIES
 from .literal import printable
 from .paths import recompile_location
-from .wording import check_text, recompile_reasons
+from .terminal_compile import cache_text, frame_label
+from .wording import check_text, ms, recompile_reasons
 
 
 def _escape_data(text: str) -> str:
@@ -114,6 +115,8 @@ def to_markdown(runs: list[ModelRun]) -> str:
                     f"{r.frames_run_eagerly} |" + (
                         f" {count(r.kernels_per_call) if r.kernels_per_call is not None else '-'} |"
                         if kernels else "") for r in program.regions]
+        if run.result is not None and run.result.compile_time is not None:
+            out += _compile_time_table(run)
         error = run.result.compile_error if run.result is not None else None
         if run.result is None or not (run.result.breaks or error):
             continue
@@ -126,3 +129,28 @@ def to_markdown(runs: list[ModelRun]) -> str:
             out.append(f"- **{brk.category}** `{_code(repo_path(brk.file))}:{brk.line}` "
                        f"`{_code(brk.code)}` — {_text(brk.suggestion)}")
     return "\n".join(out) + "\n"
+
+
+def _compile_time_table(run: ModelRun) -> list[str]:
+    """--compile-time: the cold and warm totals and every cold frame with its phases."""
+    found = run.result.compile_time
+
+    def cell(value: float | None) -> str:
+        return ms(value) if value is not None else "-"
+
+    warm = f", warm {ms(found.warm.wall_s)} ({cache_text(found.warm)})" if found.warm else ""
+    out = ["", f"### Compile time of `{_code(run.target)}` (backend {_text(found.backend)})", "",
+           f"Cold {ms(found.cold.wall_s)} ({cache_text(found.cold)}){warm}; of the cold "
+           f"frames: breaks {ms(found.breaks_s)}, restarts {ms(found.restart_s)}, recompiles "
+           f"{ms(found.recompile_s)}.", "",
+           "| frame | compile | Dynamo | restarts | AOT | Inductor | codegen | ops | because of |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for f in sorted(found.cold.frames, key=lambda f: -f.total_s):
+        why = ", ".join(filter(None, [
+            f"break #{f.break_index + 1}" if f.break_index is not None else "",
+            "recompile" if f.recompile else ""]))
+        out.append(f"| `{_code(frame_label(f))}` | {ms(f.total_s)} | {cell(f.dynamo_s)} | "
+                   f"{cell(f.restart_s)} | {cell(f.aot_s)} | {cell(f.inductor_s)} | "
+                   f"{cell(f.codegen_s)} | {f.ops if f.ops is not None else '-'} | "
+                   f"{_text(why) or '-'} |")
+    return out

@@ -30,6 +30,7 @@ from ..rules.catalogue import finding_status, rule_for
 from ..rules.categories import REGISTRY_URL
 from .html_kernels import KernelChip, finding_anchor, ir_rows, kernel_rows, source_chips
 from .literal import output_tail, printable, scrubbed
+from .terminal_compile import cache_text, frame_label
 from .wording import (calls_line, calls_text, chain_step, compared_speedup, compared_timing,
                       compared_total, compile_error_advice, fires_text, fix_numbers, fixes_baseline,
                       gate_status, hint_classes_text, median_iqr, ms, noise_note, outputs_verdict,
@@ -253,6 +254,18 @@ def _timing_chart(result: ScanResult) -> dict[str, Any] | None:
     return _bar_chart(bars)
 
 
+def _compile_chart(result: ScanResult) -> dict[str, Any] | None:
+    """--compile-time: a bar per cold frame compile, the costliest first."""
+    found = result.compile_time
+    if found is None:
+        return None
+    return _bar_chart([(frame_label(f) + (f" [break #{f.break_index + 1}]"
+                                          if f.break_index is not None else ""),
+                        f.total_s, None, None, ms(f.total_s),
+                        "eager" if f.break_index is not None else "compiled")
+                       for f in found.top_frames(len(found.cold.frames))])
+
+
 def _ab_chart(fix: Fix) -> dict[str, Any] | None:
     """A verified fix's same-process timing: original and fixed, 95 % intervals as whiskers."""
     ab = fix.ab
@@ -306,6 +319,10 @@ def _section(run: ModelRun, k: int, zoo: bool = False) -> dict[str, Any]:
             result.recompiles.input_sets if result.recompiles else None),
         "static": [f for f in result.static if f.status != "break"],
         "chart": _timing_chart(result),
+        "compile_chart": _compile_chart(result),
+        "compile_caches": {run.kind: cache_text(run) for run in (
+            result.compile_time.cold, result.compile_time.warm) if run is not None}
+        if result.compile_time else {},
         "runtime": runtime_line(result) if result.summary.runtime_calls else None,
         "later": calls_line(result) if result.later_call is not None else None,
         "settings": settings_text(result) if result.compile_settings else None,

@@ -31,6 +31,7 @@ from .terminal_breaks import print_breaks
 from .terminal_fixes import AB_STYLE, print_fixes
 from .terminal_kernels import print_kernels
 from .terminal_kinds import print_what_ran
+from .terminal_compile import print_compile_time
 from .terminal_runtime import print_recompiles, print_timings
 from .terminal_summary import print_context, summary_line
 from .wording import (ab_line, check_text, compared_speedup, compared_timing, compared_total,
@@ -94,6 +95,8 @@ def _print_after_breaks(result: ScanResult, console: Console) -> None:
         print_recompiles(result, console)
     if result.timings is not None:
         print_timings(result, console)
+    if result.compile_time is not None:
+        print_compile_time(result, console)
     if result.fixes or result.unfixed:
         print_fixes(result, console)
     if result.discrepancies:

@@ -114,7 +114,18 @@ def fires_text(brk: RootBreak, result: ScanResult) -> str:
         if brk.compile_cost_s:
             text += f"; its extra frames took {ms(brk.compile_cost_s)} to compile"
         return text
-    return f"fires {fires} per call"
+    cold = _cold_compile_cost(result, brk)
+    return f"fires {fires} per call" + (
+        f"; its extra frames took {ms(cold)} to compile, cold" if cold else "")
+
+
+def _cold_compile_cost(result: ScanResult, brk: RootBreak) -> float | None:
+    """--compile-time: the cold compile of the frames that exist because of this break."""
+    index = next((i for i, b in enumerate(result.breaks) if b is brk), None)
+    if result.compile_time is None or index is None:
+        return None
+    return sum(f.total_s for f in result.compile_time.cold.frames
+               if f.break_index == index) or None
 
 
 def settings_text(result: ScanResult) -> str:

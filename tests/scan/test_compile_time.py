@@ -64,6 +64,8 @@ def test_compile_time_crosses_the_process_boundary_and_is_in_json_and_the_termin
     text = out.getvalue()
     assert "Compile time (backend=inductor)" in text and "[break #1]" in text
     assert re.search(r"forward\(\) after \S*per_layer_branch\.py:\d+ \[break #1\]", text)
+    cold = sum(f.total_s for f in broken.compile_time.cold.frames if f.break_index == 0)
+    assert "its extra frames took" in text and "to compile, cold" in text and cold > 0
     runs = [ModelRun(target="per_layer_branch.py:PerLayerBranch", result=broken)]
     rows = [line for line in to_markdown(runs).splitlines() if "| break #1 |" in line]
     assert len(rows) == len([f for f in broken.compile_time.cold.frames

@@ -173,6 +173,7 @@ def measure_compile_time(call: ModelCall, backend: str,
         notes.append("torch's compile-time instruction counter is unavailable here (it needs "
                      "Linux perf events): the phase times are the figures")
     torch._dynamo.reset()
+    call.fresh()  # the stages after it start from the model as built, as they did before
     return CompileTime(backend=backend, cold=cold, warm=warm, input_sets=1 + len(sets),
                        notes=notes)
 

@@ -31,8 +31,7 @@ from .ranking import after_causes, analysis_order, mark_caused, reorder_breaks
 from .roots import (Roots, break_at, break_frame, called_from, category_at, is_with,
                     recategorise, record_location)
 from .skipped import (confirm_compiled_before, fold_comprehensions, fold_follow_on_records,
-                      mark_skipped,
-                      name_skipped_frames)
+                      mark_skipped, name_skipped_frames)
 
 
 @dataclasses.dataclass

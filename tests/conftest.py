@@ -68,6 +68,10 @@ def _applies(version: str) -> bool:
     return f"{TORCH_RELEASE}.".startswith(f"{version}.")
 
 
+# Public (tests/unit/conftest.py re-exports public names only): a test's per-release facts.
+on_torch = _applies
+
+
 def sample_expectations() -> list[Expectation]:
     """Every sample class whose docstring has an 'Expected scan' block."""
     found = []

@@ -10,7 +10,7 @@ import hashlib
 import json
 import shutil
 
-from conftest import GAINED, FIXTURES, QUICK, SAMPLES, _applies, locate, run_cli
+from conftest import GAINED, FIXTURES, QUICK, SAMPLES, locate, run_cli, on_torch
 
 FAST = QUICK
 
@@ -179,7 +179,7 @@ def test_a_setting_a_hint_names_in_other_words_is_tried_and_verified():
     (fix,) = doc["fixes"]
     assert fix["status"] in GAINED and fix["outputs_match"], fix["reason"]
     # 2.15 cannot resume after it: the whole forward is skipped (0 graphs, a frame run eagerly)
-    before = (0, 1.0) if _applies("2.15+") else (2, 0.0)
+    before = (0, 1.0) if on_torch("2.15+") else (2, 0.0)
     assert (fix["before"]["graph_count"], fix["before"]["frames_run_eagerly_per_call"]) == before
     assert (fix["after"]["graph_count"], fix["after"]["frames_run_eagerly_per_call"]) == (1, 0.0)
 
@@ -195,7 +195,7 @@ def test_a_setting_named_by_dynamos_hint_is_tried_and_verified():
         (1, 0, 1)
     assert (fix["before"]["eager_gaps_per_call"], fix["after"]["eager_gaps_per_call"]) == (1, 0)
     brk = doc["breaks"][0]
-    if _applies("2.15+"):
+    if on_torch("2.15+"):
         # 2.15 resumes after the LSTM (GB0148, the setting named in its explanation): 2 graphs
         assert (brk["skip_kind"], brk["fires_per_call"]) == (None, 1)
         assert fix["before"]["graph_count"] == 2

@@ -13,7 +13,7 @@ import torch
 from breakscan import scan, scan_callable
 from breakscan.frames import owner_of
 
-from conftest import FIXTURES, SAMPLES, TORCH_RELEASE, _applies, locate
+from conftest import FIXTURES, SAMPLES, TORCH_RELEASE, locate, on_torch
 
 
 def test_nested_break_is_one_root_cause_with_its_call_chain():
@@ -220,7 +220,7 @@ def test_a_break_inside_a_library_names_the_users_line():
 ])
 def test_fallback_to_eager_states_dynamos_own_cause(name, kind, words, frames_skipped):
     result = _scan(name, "2,5,16" if name == "LSTMTagger" else "4,16")
-    if name == "LSTMTagger" and _applies("2.15+"):  # 2.15 resumes after the LSTM (GB0148)
+    if name == "LSTMTagger" and on_torch("2.15+"):  # 2.15 resumes after the LSTM (GB0148)
         assert [b.skip_kind for b in result.breaks] == [None]
         assert result.summary.graph_count == 2
         return  # rest_of_frame on 2.15: test_statements_45's LoggedScalars

@@ -6,7 +6,7 @@ import pytest
 
 from breakscan import scan
 
-from conftest import FIXTURES, _applies, locate
+from conftest import FIXTURES, locate, on_torch
 
 MODELS = FIXTURES / "models" / "statements_45.py"
 
@@ -20,7 +20,7 @@ def test_the_code_before_a_resume_ran_compiled_only_when_a_graph_holds_it(name, 
     says so and says nothing of code before the line."""
     result = scan(f"{MODELS}:{name}", input_shapes=["8,16"])
     (skipped,) = [b for b in result.breaks if b.frame_skipped]
-    if name == "OuterCallsInner" and _applies("2.15+"):
+    if name == "OuterCallsInner" and on_torch("2.15+"):
         assert "it skipped the whole function forward()" in skipped.skip_cause
         assert "before that line" not in skipped.skip_cause
         assert result.summary.graph_count == graphs

@@ -87,15 +87,15 @@ def _instruction_counter() -> Iterator[list[int | None]]:
     found[0] = value if 0 < value < _NO_COUNT else None
 
 
-def _calls(call: ModelCall, input_sets: list[tuple[Any, ...]], backend: str) -> float:
+def _calls(call: ModelCall, input_sets: list[tuple[Any, ...]], mode: str | None) -> float:
     """Compile the model and make its first call, then one call per other input set; the wall
     time of it all (compiles included)."""
     torch._dynamo.reset()
     clear = getattr(torch._dynamo.utils, "clear_compilation_metrics", None)
     if clear is not None:
         clear()
-    target = compile_model(call.fn, call.compile_only, backend=backend, dynamic=call.dynamic,
-                           options=call.compile_options)
+    target = compile_model(call.fn, call.compile_only, backend="inductor", mode=mode,
+                           dynamic=call.dynamic, options=call.compile_options)
     grad = contextlib.nullcontext() if call.training else torch.no_grad()
     start = time.perf_counter()
     with grad:
@@ -147,33 +147,35 @@ def _frame(row: Any) -> FrameCompile | None:
 
 
 def _run(kind: str, call: ModelCall, input_sets: list[tuple[Any, ...]],
-         backend: str) -> CompileRun:
+         mode: str | None) -> CompileRun:
     with _instruction_counter() as counted:
-        wall = _calls(call, input_sets, backend)
+        wall = _calls(call, input_sets, mode)
     getter = getattr(torch._dynamo.utils, "get_compilation_metrics", None)
     rows = list(getter()) if getter is not None else []
     frames = [f for f in (_frame(r) for r in rows) if f is not None]
     return CompileRun(kind=kind, wall_s=round(wall, 6), frames=frames, instructions=counted[0])
 
 
-def measure_compile_time(call: ModelCall, backend: str,
+def measure_compile_time(call: ModelCall, mode: str | None = None,
                          input_sets: list[tuple[Any, ...]] | None = None) -> CompileTime:
-    """The model compiled cold, then warm, with ``backend``; the other ``input_sets``
-    (``--vary-batch``/``--shapes``) are called after the first call, so their recompiles are
-    in both runs."""
+    """The model compiled cold, then warm, with Inductor (torch.compile's default backend, the
+    one whose phases Dynamo records; ``mode`` and the user's options as given); the other
+    ``input_sets`` (``--vary-batch``/``--shapes``) are called after the first call, so their
+    recompiles are in both runs."""
     sets = list(input_sets or [])
     notes = ["cold: Dynamo reset and Inductor's caches in an empty folder; warm: Dynamo reset, "
              "the caches kept. Both in the scan's process after the capture: imports and "
              "Dynamo's first use (paid once by a program's first start) are in neither"]
     with tempfile.TemporaryDirectory(prefix="breakscan-compile-") as folder, \
             _cache_folder(folder):
-        cold = _run("cold", call, sets, backend)
-        warm = _run("warm", call, sets, backend)
+        cold = _run("cold", call, sets, mode)
+        warm = _run("warm", call, sets, mode)
     if cold.instructions is None:
         notes.append("torch's compile-time instruction counter is unavailable here (it needs "
                      "Linux perf events): the phase times are the figures")
     torch._dynamo.reset()
     call.fresh()  # the stages after it start from the model as built, as they did before
+    backend = "inductor" + (f", mode={mode}" if mode else "")
     return CompileTime(backend=backend, cold=cold, warm=warm, input_sets=1 + len(sets),
                        notes=notes)
 

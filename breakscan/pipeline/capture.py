@@ -118,11 +118,15 @@ def run_eager(call: ModelCall, *, label: str,
             hint = " — the model's first layer takes token ids: pass --dtype int64"
         elif isinstance(exc, (RuntimeError, ValueError, IndexError)) and (
                 "shape" in message or "size" in message):
-            hint = " — check --input-shape / --dtype against what the model expects"
+            hint = INPUT_HINT
         hint = hint or no_grad_hint(exc, call.training)
         raise as_model_error(exc, label, hint) from exc
     return bounded_output(out.getvalue())
 
+
+# Said of a shape error on the model's first eager run; never of a changed model (a fix) whose
+# original ran with the same inputs.
+INPUT_HINT = " — check --input-shape / --dtype against what the model expects"
 
 RUNTIME_CALLS = 3  # calls counted after the first and the later call; counts are averaged
 

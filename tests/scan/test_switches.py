@@ -155,3 +155,14 @@ def test_a_switch_that_removes_a_submodule_says_so_although_outputs_match():
     assert fix["outputs_match"] and fix["status"] in SEMANTIC_GAINED, fix["reason"]
     assert fix["changes"] == "removes patcher from the model (272 parameters no longer used)"
     assert not fix["verified"]
+
+
+def test_a_switch_that_breaks_the_model_is_not_applicable_and_never_blames_the_inputs():
+    """Seen on transformers' SEW: `project_features = not current` fails with a shape mismatch;
+    the reason said "check --input-shape / --dtype", although the original ran with them."""
+    fixes = fixes_in_process(f"{CASES}:ProjectedFeatures", "4,16")
+    (switch,) = [f for f in fixes if f["fix_id"].startswith("switch:project_features")]
+    assert switch["status"] == "not applicable"
+    assert "with it, the model fails (the original runs with the same inputs)" in \
+        switch["reason"] and "--input-shape" not in switch["reason"]
+    assert "mat1 and mat2 shapes cannot be multiplied" in switch["reason"]

@@ -224,7 +224,6 @@ def scan_with_fix(request: FixRequest, on_stage: Callable[[str, Any], None],
     from ..pipeline.interleaved import environment
     from ..pipeline.load import load_target
     from ..pipeline.outputs import compare_outputs, eager_reference
-    from ..pipeline.capture import INPUT_HINT
     from ..pipeline.scan import scan_loaded, shape_sets_for
 
     target, fix, options = request.target, request, request.options
@@ -242,10 +241,7 @@ def scan_with_fix(request: FixRequest, on_stage: Callable[[str, Any], None],
                 result = scan_loaded(fixed, options.but(timing=None, compile_time=False),
                                      shape_sets=sets, on_stage=on_stage, on_progress=on_progress)
         except ModelError as exc:  # the change broke the model itself (eager)
-            # the original ran with these inputs: the change, not the inputs, is the cause
-            why = str(exc).replace(INPUT_HINT, "")
-            raise UsageError(f"not applicable: with it, the model fails (the original runs "
-                             f"with the same inputs): {why}") from None
+            raise _broken_by_the_change(exc) from None
         # After the scan, which must capture the fixed model's first call.
         try:
             with running_model("the original's eager call"):
@@ -277,6 +273,15 @@ def scan_with_fix(request: FixRequest, on_stage: Callable[[str, Any], None],
             if found.compile_error == ORIGINAL_FAILS:
                 found.compile_error, found.rescued = None, True
     return found
+
+
+def _broken_by_the_change(exc: Exception) -> Exception:
+    """The fixed model failed where the original ran: the change is the cause, not the inputs."""
+    from ..errors import UsageError
+    from ..pipeline.capture import INPUT_HINT
+
+    return UsageError("not applicable: with it, the model fails (the original runs with the "
+                      f"same inputs): {str(exc).replace(INPUT_HINT, '')}")
 
 
 def _switched_env(fix: FixRequest) -> dict[str, str]:

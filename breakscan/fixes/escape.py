@@ -120,13 +120,25 @@ def propose_escape(source: str, line: int, installed: dict[str, bool] | None = N
     have = available_hatches() if installed is None else installed
     title = FIXES["escape_hatch"].title
 
+    dynamic: list[bool] = []
+
     def handler(t: Tree, at: int) -> tuple[str, cst.Module]:
         helper = _helper_at(t, at)
         _check_pure(t, helper)
         hatch, fake_of = _choose(helper, have, backend, training)
+        dynamic.append(bool(fake_of and fake_of.dynamic))
         return _decorate(t, helper, hatch, fake_of, namespace)
 
-    return _apply(source, line, title, "escape_hatch", handler)
+    rewrite = _apply(source, line, title, "escape_hatch", handler)
+    if rewrite.new_source is not None and any(dynamic):
+        # Dynamo breaks at an op whose output size depends on the data ("Dynamic shape
+        # operator") unless told to capture it: the rewrite is verified, and applied, with it.
+        rewrite.config = {DYNAMIC_OUTPUT: True}
+        rewrite.title += f", with torch._dynamo.config.{DYNAMIC_OUTPUT} = True"
+    return rewrite
+
+
+DYNAMIC_OUTPUT = "capture_dynamic_output_shape_ops"
 
 
 def _module_functions(t: Tree) -> dict[str, cst.FunctionDef]:
@@ -268,16 +280,18 @@ def _choose(helper: cst.FunctionDef, have: dict[str, bool], backend: str,
     inductor = backend == "inductor"
     leaf_ok = have.get("leaf_function") and (not inductor or have.get("leaf_function_inductor"))
     order = ["leaf_function", "custom_op"] if not inductor else ["custom_op", "leaf_function"]
-    for hatch in order + ["opaque_function"]:
-        if hatch == "leaf_function" and leaf_ok:
+    for hatch in order + ["opaque_function"]:  # a data-dependent length: custom_op only
+        if hatch == "leaf_function" and leaf_ok and not like.dynamic:
             return hatch, like
         if hatch == "custom_op" and have.get("custom_op") and fresh and not training:
             return hatch, like
-        if hatch == "opaque_function" and have.get("opaque_function"):
+        if hatch == "opaque_function" and have.get("opaque_function") and not like.dynamic:
             return hatch, like
     why = ("torch.library.custom_op is missing" if not have.get("custom_op") else
            "its result is its input or a view of it (custom_op needs a fresh tensor)"
            if not fresh else "a custom_op has no autograd formula for training")
+    if like.dynamic:
+        why += "; its result's length depends on the data, which only a custom_op's fake takes"
     leaf = ("leaf_function does not compile with Inductor on this torch"
             if have.get("leaf_function") else "leaf_function is missing")
     raise Refuse(f"no escape hatch for `{name}` ({eager}() must run eagerly) on the installed "

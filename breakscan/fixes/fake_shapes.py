@@ -36,16 +36,29 @@ SCALAR_CALLS = {"float", "int", "len", "abs", "round", "min", "max", "sum"}
 @dataclass(frozen=True)
 class Like:
     """Shaped like parameter ``param``; ``aliases``: may be that very tensor or a view of it;
-    ``dtype``: a torch dtype name when a cast changed it (None: the parameter's)."""
+    ``dtype``: a torch dtype name when a cast changed it (None: the parameter's);
+    ``dynamic``: a 1-D result whose length depends on the data (``np.unique``), its fake's
+    length a size only the run knows (``new_dynamic_size``)."""
 
     param: str
     aliases: bool
     dtype: str | None = None
+    dynamic: bool = False
 
     def fake(self) -> str:
         """The fake's expression."""
         dtype = f", dtype=torch.{self.dtype}" if self.dtype else ""
+        if self.dynamic:
+            return (f"{self.param}.new_empty((torch.library.get_ctx().new_dynamic_size(),)"
+                    f"{dtype})")
         return f"torch.empty_like({self.param}{dtype})"
+
+
+# Functions whose result is 1-D with a length that depends on the data: the dtype they give
+# (None: their input's). np.trim_zeros and np.unique_values have no torch._numpy twin: Dynamo
+# cannot trace them (np.unique and np.flatnonzero it traces, as torch ops).
+_DATA_DEPENDENT_1D = {"trim_zeros": None, "unique_values": None, "unique": None,
+                      "flatnonzero": "int64"}
 
 
 SCALAR = "scalar"  # a Python number
@@ -78,9 +91,10 @@ def output_like(helper: cst.FunctionDef, params: list[str]) -> Like | None:
             returns.append(_like(node.value, env) if node.value is not None else None)
     if not returns or not all(isinstance(r, Like) for r in returns):
         return None
-    if len({(r.param, r.dtype) for r in returns}) != 1:
+    if len({(r.param, r.dtype, r.dynamic) for r in returns}) != 1:
         return None
-    return Like(returns[0].param, any(r.aliases for r in returns), returns[0].dtype)
+    return Like(returns[0].param, any(r.aliases for r in returns), returns[0].dtype,
+                returns[0].dynamic)
 
 
 def _like(expr: cst.BaseExpression, env: dict) -> Like | str | None:
@@ -92,15 +106,15 @@ def _like(expr: cst.BaseExpression, env: dict) -> Like | str | None:
         return None if got == UNKNOWN else got
     if isinstance(expr, cst.UnaryOperation):
         got = _like(expr.expression, env)
-        return Like(got.param, False, got.dtype) if isinstance(got, Like) else got
+        return Like(got.param, False, got.dtype, got.dynamic) if isinstance(got, Like) else got
     if isinstance(expr, cst.BinaryOperation):
         left, right = _like(expr.left, env), _like(expr.right, env)
         if left == right == SCALAR:
             return SCALAR
         sides = [s for s in (left, right) if isinstance(s, Like)]
-        if None in (left, right) or len({(s.param, s.dtype) for s in sides}) != 1:
+        if None in (left, right) or len({(s.param, s.dtype, s.dynamic) for s in sides}) != 1:
             return None
-        return Like(sides[0].param, False, sides[0].dtype)
+        return Like(sides[0].param, False, sides[0].dtype, sides[0].dynamic)
     if isinstance(expr, cst.Subscript):  # cfg["scale"]: a Python value
         return SCALAR if env.get(root(expr)) in (UNKNOWN, SCALAR) else None
     if isinstance(expr, cst.Call):
@@ -125,15 +139,19 @@ def _call_like(call: cst.Call, env: dict) -> Like | str | None:
         args = args[1:]
     if not isinstance(subject, Like):
         return None
+    dynamic = subject.dynamic
     if last in _SAME_LIKE:
-        return Like(subject.param, subject.aliases and _SAME_LIKE[last], subject.dtype)
+        return Like(subject.param, subject.aliases and _SAME_LIKE[last], subject.dtype, dynamic)
     if last in _ELEMENTWISE:
-        return Like(subject.param, False, subject.dtype)
+        return Like(subject.param, False, subject.dtype, dynamic)
+    if last in _DATA_DEPENDENT_1D and not dynamic and not args and \
+            all(a.keyword is None for a in call.args):  # np.unique(a, return_counts=True): a tuple
+        return Like(subject.param, False, _DATA_DEPENDENT_1D[last] or subject.dtype, True)
     if last in _CASTS and not args and isinstance(call.func, cst.Attribute):
-        return Like(subject.param, False, _CASTS[last])
+        return Like(subject.param, False, _CASTS[last], dynamic)
     if last in ("astype", "to") and len(args) == 1:
         dtype = (get_full_name_for_node(args[0]) or "").split(".")[-1]
         if isinstance(args[0], cst.SimpleString):
             dtype = args[0].evaluated_value
-        return Like(subject.param, False, dtype) if dtype in _DTYPES else None
+        return Like(subject.param, False, dtype, dynamic) if dtype in _DTYPES else None
     return None

@@ -357,7 +357,10 @@ def _plan_source(plans: list[FixPlan], seen: set, fix_id: str, category: str, fi
             plans.append(FixPlan(fix, {}))
         return
     fix.diff = unified_diff(source, rewrite.new_source, display_path(file))
-    plans.append(FixPlan(fix, {}, new_source=rewrite.new_source,
+    if rewrite.config:  # settings the rewritten code needs: verified with it, shown with it
+        fix.setting = "\n".join(f"torch._dynamo.config.{k} = {v!r}"
+                                for k, v in rewrite.config.items())
+    plans.append(FixPlan(fix, dict(rewrite.config or {}), new_source=rewrite.new_source,
                          switch=Switch(around=rewrite.around) if rewrite.around else None))
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from typing import Any
 
 import libcst as cst
 import libcst.matchers as m
@@ -39,6 +40,10 @@ class Rewrite:
     refused: str | None  # why no rewrite is offered (one line), or None
     matched: bool = True  # False: the rewrite's pattern is not on the line at all
     around: str | None = None  # hoist_context: the manager the caller enters around the call
+    # Dynamo settings the rewritten code needs (verified with it, shown to apply with it): an
+    # escape hatch whose result's length depends on the data needs
+    # capture_dynamic_output_shape_ops.
+    config: dict[str, Any] | None = None
 
 
 def unified_diff(old: str, new: str, path: str) -> str:

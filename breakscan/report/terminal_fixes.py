@@ -60,7 +60,7 @@ def _print_fix(fix: Fix, console: Console) -> None:
         console.print(Text(f"    {speed}", style=AB_STYLE.get(fix.ab.verdict, "")))
     if fix.reason:
         console.print(Text(f"    {fix.reason}", style="yellow"))
-    if fix.setting and fix.kind in ("setting", "switch", "constants"):
+    if fix.setting and fix.kind in ("setting", "switch", "constants", "source"):
         console.print(Padding(Text(fix.setting, style="cyan"), (0, 0, 0, 4)))
     if fix.diff:
         console.print(Padding(Syntax(fix.diff.rstrip("\n"), "diff", theme="ansi_dark",

@@ -56,3 +56,15 @@ def test_a_first_access_construct_is_warmed_up_before_compiling(name):
     assert (fix["before"]["graph_count"], fix["after"]["graph_count"]) == (2, 1)
     assert fix["outputs_match"] and fix["status"] in GAINED, fix["reason"]
     assert fix["changes"] is None  # it keeps what the model computes
+
+
+def test_an_escape_hatch_with_a_data_dependent_length_is_verified_with_its_setting():
+    """np.trim_zeros in a helper: a custom_op with a dynamic-size fake and
+    capture_dynamic_output_shape_ops, verified together (4 graphs -> 1 on 2.13, outputs equal)."""
+    fixes = fixes_in_process(f"{FIXTURES}/models/escape_dynamic.py:TrimmedSignal")
+    (fix,) = [f for f in fixes if f["fix_id"] == "escape_hatch"]
+    assert fix["status"] in GAINED and fix["outputs_match"], fix["reason"]
+    assert fix["setting"] == "torch._dynamo.config.capture_dynamic_output_shape_ops = True"
+    assert "new_dynamic_size()" in fix["diff"]
+    assert fix["before"]["graph_count"] > 1 and fix["before"]["breaks"] == 1
+    assert (fix["after"]["graph_count"], fix["after"]["breaks"]) == (1, 0)

@@ -196,3 +196,22 @@ def test_hatches_under_inductor():
                    "Jitter": {"before": 2, "after": 0, "equal": True},
                    "Salted": {"before": 2, "after": 0, "equal": True},
                    "Gate": {"before": 3, "after": 0, "equal": True}}
+
+
+def test_a_data_dependent_length_gets_a_dynamic_fake_and_the_setting_it_needs():
+    """np.trim_zeros' length depends on the data: the fake's length is a size only the run knows,
+    only a custom_op takes it, and the rewrite carries capture_dynamic_output_shape_ops (without
+    it Dynamo breaks at the op, "Dynamic shape operator")."""
+    src = (HERE / "escape_custom_op_trim.in.py").read_text()
+    line = setup(src)[0]
+    rw = propose_escape(src, line, TORCH_2_13, "inductor")
+    assert rw.config == {"capture_dynamic_output_shape_ops": True}
+    assert "new_dynamic_size()" in rw.new_source and rw.title.endswith(
+        "with torch._dynamo.config.capture_dynamic_output_shape_ops = True")
+    aot = propose_escape(src, line, TORCH_2_13, "aot_eager")  # leaf_function first there
+    assert "custom_op" in aot.title and aot.config
+    no_custom = TORCH_2_13 | {"custom_op": False, "opaque_function": True}
+    refused = propose_escape(src, line, no_custom, "aot_eager").refused
+    assert "length depends on the data" in refused
+    same = (HERE / "escape_custom_op_numpy.in.py").read_text()  # a shape like its input
+    assert propose_escape(same, setup(same)[0], TORCH_2_13).config is None

@@ -348,7 +348,6 @@ def _plan_source(plans: list[FixPlan], seen: set, fix_id: str, category: str, fi
     fix.source_sha256 = hashlib.sha256(original).hexdigest()
     from .rewrite import unified_diff
     from .source_fixes import propose_rewrite
-
     rewrite = propose_rewrite(source, line, fix_id, category=category, call=call)
     fix.title = rewrite.title
     if rewrite.new_source is None:
@@ -357,9 +356,8 @@ def _plan_source(plans: list[FixPlan], seen: set, fix_id: str, category: str, fi
             plans.append(FixPlan(fix, {}))
         return
     fix.diff = unified_diff(source, rewrite.new_source, display_path(file))
-    if rewrite.config:  # settings the rewritten code needs: verified with it, shown with it
-        fix.setting = "\n".join(f"torch._dynamo.config.{k} = {v!r}"
-                                for k, v in rewrite.config.items())
+    fix.setting = "\n".join(f"torch._dynamo.config.{k} = {v!r}"  # what the rewrite needs
+                            for k, v in (rewrite.config or {}).items()) or fix.setting
     plans.append(FixPlan(fix, dict(rewrite.config or {}), new_source=rewrite.new_source,
                          switch=Switch(around=rewrite.around) if rewrite.around else None))
 

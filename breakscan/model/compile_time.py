@@ -92,5 +92,9 @@ class CompileTime:
         them included once, in ``recompile_s`` too)."""
         return round(sum(f.total_s for f in self.cold.frames if f.break_index is not None), 6)
 
+    def cost_of(self, break_index: int) -> float:
+        """The cold compile time of the frames that exist because of one break."""
+        return round(sum(f.total_s for f in self.cold.frames if f.break_index == break_index), 6)
+
     def top_frames(self, count: int = 5) -> list[FrameCompile]:
         return sorted(self.cold.frames, key=lambda f: -f.total_s)[:count]

@@ -124,8 +124,7 @@ def _cold_compile_cost(result: ScanResult, brk: RootBreak) -> float | None:
     index = next((i for i, b in enumerate(result.breaks) if b is brk), None)
     if result.compile_time is None or index is None:
         return None
-    return sum(f.total_s for f in result.compile_time.cold.frames
-               if f.break_index == index) or None
+    return result.compile_time.cost_of(index) or None
 
 
 def settings_text(result: ScanResult) -> str:

@@ -74,9 +74,15 @@ def guarded_stdout() -> Iterator[RefusedWrites]:
 
 
 def make_console() -> Console:
-    """A TTY gets its real width; a pipe or CI log gets 100 columns (rich's default is 80)."""
-    width = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS") or 100)
-    return literal_console(width=width)
+    """A TTY gets its real size; a pipe or CI log gets 100 columns (rich's default is 80), or
+    ``COLUMNS``. There its size and rich's own verdict on colour are fixed once, so rich does
+    not ask the OS and the environment again on every print (a 500-target zoo: 10,000 prints)."""
+    if sys.stdout.isatty():
+        return literal_console()
+    columns, lines = os.environ.get("COLUMNS", ""), os.environ.get("LINES", "")
+    size = dict(width=int(columns) if columns.isdigit() and int(columns) else 100,
+                height=int(lines) if lines.isdigit() and int(lines) else 25)
+    return literal_console(**size, force_terminal=literal_console(**size).is_terminal)
 
 
 def emit(runs, fmt: OutputFormat, output: Optional[Path], *, quiet: bool, verbose: bool,

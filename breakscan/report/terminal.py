@@ -10,6 +10,7 @@ live in ``terminal_*`` modules, the wording the other reporters share in :mod:`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from typing import Any
@@ -137,30 +138,39 @@ def gate_line(result: ScanResult) -> Text | None:
 
 def render_runs(runs: list[ModelRun], console: Console, *, quiet: bool = False,
                 verbose: bool = False) -> None:
-    """One or many models; with several, a closing table lists each."""
+    """One or many models; with several, a closing table lists each, and each model's report is
+    written at once (rich's buffer), not one write per line (a zoo: thousands of writes)."""
+    many = len(runs) > 1
     for run in runs:
-        if run.error is not None:
-            run = dataclasses.replace(run, error=printable(run.error))
-        if run.result is None:
-            console.print(Text(f"{run.target}\nERROR (exit {run.exit_code}): {run.error}",
-                               style="bold red"))
-            continue
-        render(run.result, console, quiet=quiet, verbose=verbose)
-        if run.cached:
-            console.print(Text("cached: no file, input or setting it depends on changed since "
-                               "this result was stored (--no-cache scans again)", style="dim"))
-        if run.error is not None:
-            if len(runs) > 1:
-                console.print(Text(f"ERROR (exit {run.exit_code}): {run.error}", style="bold red"))
-            continue
-        line = gate_line(run.result)
-        if line is not None:
-            for failed in run.result.gate.failed():
-                if failed.detail and not quiet:
-                    console.print(Text(f"  {failed.name}: {failed.detail}", style="red"))
-            console.print(line)
+        with console if many else contextlib.nullcontext():
+            _render_run(run, console, quiet=quiet, verbose=verbose, many=many)
     if len(runs) > 1:
         console.print(_runs_table(runs))
+
+
+def _render_run(run: ModelRun, console: Console, *, quiet: bool, verbose: bool,
+                many: bool) -> None:
+    """One model's report and its gate line."""
+    if run.error is not None:
+        run = dataclasses.replace(run, error=printable(run.error))
+    if run.result is None:
+        console.print(Text(f"{run.target}\nERROR (exit {run.exit_code}): {run.error}",
+                           style="bold red"))
+        return
+    render(run.result, console, quiet=quiet, verbose=verbose)
+    if run.cached:
+        console.print(Text("cached: no file, input or setting it depends on changed since "
+                           "this result was stored (--no-cache scans again)", style="dim"))
+    if run.error is not None:
+        if many:
+            console.print(Text(f"ERROR (exit {run.exit_code}): {run.error}", style="bold red"))
+        return
+    line = gate_line(run.result)
+    if line is not None:
+        for failed in run.result.gate.failed():
+            if failed.detail and not quiet:
+                console.print(Text(f"  {failed.name}: {failed.detail}", style="red"))
+        console.print(line)
 
 
 _GATE_STYLE = {"PASS": "green", "FAIL": "bold red"}

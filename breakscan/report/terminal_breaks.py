@@ -3,9 +3,12 @@ break (where, why, the source around it, the fix), and the panel of a compile th
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
+from pygments.lexer import Lexer
+from pygments.lexers import get_lexer_by_name
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.syntax import Syntax
@@ -27,8 +30,11 @@ CONTEXT_LINES = 2
 
 def print_breaks(result: ScanResult, console: Console) -> None:
     """A failing compile's panel, then the breaks worst first (or that there are none)."""
+    # A log without colour (a pipe, a CI job, NO_COLOR) shows the same characters unhighlighted:
+    # pygments' Python lexer was a sixth of a 500-target zoo's terminal report.
+    lexer = _lexer("python" if console.color_system and not console.no_color else "text")
     if result.compile_error is not None:
-        console.print(_compile_error_panel(result.compile_error, result))
+        console.print(_compile_error_panel(result.compile_error, result, lexer))
     if not result.breaks:
         if result.compile_error is None:
             console.print(Text("No graph breaks: Dynamo captured every frame it saw.",
@@ -36,27 +42,37 @@ def print_breaks(result: ScanResult, console: Console) -> None:
         return
     console.print(_action_table(result))
     for rank, brk in enumerate(result.breaks, 1):
-        console.print(_break_panel(rank, brk, result))
+        console.print(_break_panel(rank, brk, result, lexer))
 
 
-def _excerpt(brk: RootBreak, result: ScanResult) -> Syntax | Text:
+@functools.cache
+def _lexer(name: str) -> Lexer:
+    """One lexer per language for the whole report (pygments looks a name up anew each time),
+    made as rich makes it: a leading blank line is kept (pygments' default strips it, and each
+    line would be shown under the number of the one before)."""
+    return get_lexer_by_name(name, stripnl=False, ensurenl=True, tabsize=4)
+
+
+def _excerpt(brk: RootBreak, result: ScanResult, lexer: Lexer) -> Syntax | Text:
     lines = shown_lines(result, brk.file)
     if not lines:
         return Text(f"{brk.line}: {brk.code}")
     start = max(1, brk.line - CONTEXT_LINES)
     end = min(len(lines), brk.line + CONTEXT_LINES)
-    code = printable("".join(lines[start - 1:end]))
-    return Syntax(code, "python", line_numbers=True, start_line=start,
+    # without its last newline: rich shows a code ending in one as one more, blank, line (line
+    # 30 of a file shown empty when it holds code)
+    code = printable("".join(lines[start - 1:end])).removesuffix("\n")
+    return Syntax(code, lexer, line_numbers=True, start_line=start,
                   highlight_lines={brk.line}, theme="ansi_dark", word_wrap=True)
 
 
-def _break_panel(rank: int, brk: RootBreak, result: ScanResult) -> Panel:
+def _break_panel(rank: int, brk: RootBreak, result: ScanResult, lexer: Lexer) -> Panel:
     title = Text()
     title.append(f"#{rank} ", style="bold")
     title.append(brk.category, style="bold magenta")
     title.append(f"  {brk.gb_id or '-'}  {display_path(brk.file)}:{brk.line}")
     title.append(f"  in {brk.function}()" if brk.function else "")
-    body: list = [_break_facts(brk, result), _excerpt(brk, result)]
+    body: list = [_break_facts(brk, result), _excerpt(brk, result, lexer)]
     if len(brk.call_chain) > 1:
         body.append(Text("call chain: ", style="dim") + Text(
             " → ".join(chain_step(f) for f in brk.call_chain)))
@@ -122,7 +138,7 @@ def _break_facts(brk: RootBreak, result: ScanResult) -> Text:
     return meta
 
 
-def _compile_error_panel(error: Any, result: ScanResult) -> Panel:
+def _compile_error_panel(error: Any, result: ScanResult, lexer: Lexer) -> Panel:
     with_backend = f" (backend={error.backend})" if error.backend else ""
     title = Text(f"torch.compile{with_backend} fails", style="bold red")
     if error.file:
@@ -133,7 +149,7 @@ def _compile_error_panel(error: Any, result: ScanResult) -> Panel:
             owner=error.owner, category="", gb_id=None, gb_type="", file=error.file,
             line=error.line, code=error.code, function="", call_chain=[], explanation="",
             hints=[], suggestion="", doc_url=None, records=0, explain_reasons=0,
-            resume_functions=[]), result))
+            resume_functions=[]), result, lexer))
     if len(error.call_chain) > 1:
         body.append(Text("call chain: ", style="dim") + Text(" → ".join(
             chain_step(f) for f in error.call_chain)))

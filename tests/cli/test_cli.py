@@ -222,3 +222,11 @@ def test_every_help_text_shows_its_brackets_verbatim():
                 seen += 1
                 assert token in shown, (name, token)
     assert seen >= 3  # [tool.breakscan] in check's docstring and --config, at least
+
+
+@pytest.mark.parametrize("columns, width", [("abc", 100), ("0", 100), ("60", 60)])
+def test_a_bad_columns_value_is_ignored_not_an_internal_error(columns, width):
+    """``COLUMNS`` (and ``LINES``) of a pipe are read as rich reads them: digits or nothing."""
+    proc = run_cli("rules", env={"COLUMNS": columns, "LINES": "x"})
+    assert proc.returncode == 0, proc.stderr
+    assert max(len(line) for line in proc.stdout.splitlines()) == width

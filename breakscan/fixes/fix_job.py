@@ -251,15 +251,15 @@ def scan_with_fix(request: FixRequest, on_stage: Callable[[str, Any], None],
         except ModelError as exc:
             raise UsageError(f"not applicable: with it, the model fails: {exc}") from None
         found = FixedScan(result=result, same_outputs=compare_outputs(reference, expected),
-                          random=random or fixed_random, changes=changes, set_to=set_to,
+                          random=random or fixed_random, set_to=set_to,  # a rewrite's change:
+                          changes=changes + ([fix.changes] if fix.changes and fixed_random
+                                             else []),  # only where the fixed model draws
                           warmed=warmed)
-        before = fix.before
-        after = metrics(result, dynamic=bool(fix.dynamic))
-        # A switch that changes what the model computes is proved against its own eager run
-        # (time_interleaved compares each variant's compiled outputs with its own eager ones).
-        judged = found.same_outputs.match or fix.kind == "switch"
-        if judged and before is not None and result.compile_error is None \
-                and worth_timing(change(before, after)):
+        # A switch (or rewrite) that changes what the model computes is proved against its own
+        # eager run (time_interleaved compares each variant's compiled outputs with its own).
+        judged = found.same_outputs.match or fix.kind == "switch" or bool(found.changes)
+        if judged and fix.before is not None and result.compile_error is None \
+                and worth_timing(change(fix.before, metrics(result, dynamic=bool(fix.dynamic)))):
             from ..dynamo.session import nested_graph_breaks
             from ..pipeline.interleaved import ORIGINAL_FAILS
 

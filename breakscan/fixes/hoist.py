@@ -14,6 +14,12 @@ global random state as it was). With other managers in the same ``with`` (``torc
 cudnn.flags(...)``), only the setting leaves it. Refused: two global settings in one ``with``,
 ``as name`` (the block uses what the manager returns), arguments that are not constants,
 ``async with``.
+
+``drop_fork_rng``: the same ``fork_rng()`` removed where the caller cannot enter it (a library's
+training loop calls the model; its arguments are the model's own values). Its draws then
+advance the global generator, which Dynamo cannot fork inside a graph (a ``torch.Generator`` made
+in forward breaks; ``get_rng_state``/``set_rng_state`` are skipped), so the rewrite says what it
+changes (``Rewrite.changes``) and is judged against its own eager run where the fixed model draws.
 """
 
 from __future__ import annotations
@@ -33,9 +39,11 @@ from .syntax import NotHere, Refuse, Tree
 _GLOBAL = re.compile(r"^torch\.(backends\.\w+\.(flags|sdp_kernel)|random\.fork_rng)$")
 
 
-def _manager(t: Tree, line: int) -> tuple[cst.With, int, cst.FunctionDef, str]:
+def _manager(t: Tree, line: int, *,
+             caller: bool = True) -> tuple[cst.With, int, cst.FunctionDef, str]:
     """The ``with`` on ``line``, the position of its global setting among its items, the
-    function it is in and the setting's call as text."""
+    function it is in and the setting's call as text (``caller``: one the caller can enter,
+    with constant arguments)."""
     stmt = t.innermost((cst.With,), line)
     if stmt is None or t.line(stmt) != line:
         raise NotHere(f"no `with` statement starts on line {line}")
@@ -57,16 +65,17 @@ def _manager(t: Tree, line: int) -> tuple[cst.With, int, cst.FunctionDef, str]:
         raise NotHere(f"line {line} is not inside a function")
     text = t.module.code_for_node(calls[at]).strip()
     try:
-        parsed_manager(text)
+        if caller:
+            parsed_manager(text)
     except ValueError as exc:
         raise Refuse(str(exc)) from None
     return stmt, at, fn, " ".join(text.split())
 
 
-def hoist_context(t: Tree, line: int) -> tuple[str, cst.Module]:
+def hoist_context(t: Tree, line: int, *, caller: bool = True) -> tuple[str, cst.Module]:
     """Drop the global setting from the ``with`` on ``line``: the whole ``with`` (its block
     kept, its leading comments too) when it entered only that, else just that item."""
-    stmt, at, fn, text = _manager(t, line)
+    stmt, at, fn, text = _manager(t, line, caller=caller)
     if len(stmt.items) == 1:
         body = list(stmt.body.body)
         body[0] = body[0].with_changes(leading_lines=list(stmt.leading_lines) +
@@ -138,6 +147,32 @@ def call_inside(loaded: Any, around: str) -> None:
 
     loaded.fn = caller
     loaded.compile_only = loaded.method
+
+
+# What dropping ``fork_rng()`` changes, said where the fixed model draws (fixes/fix_job.py).
+FORK_DROPPED = ("its random draws then advance the global generator: the numbers drawn after "
+                "them (later in the call, in later calls and in the caller) differ from the "
+                "original's, which `fork_rng()` put back")
+
+
+def drop_fork_rng(t: Tree, line: int) -> tuple[str, cst.Module]:
+    """The ``with torch.random.fork_rng():`` on ``line`` removed, its block kept, for a model
+    whose caller cannot enter it around the call (a library's training loop): the same rewrite
+    as :func:`hoist_context`, judged without the caller's ``with``."""
+    _stmt, _at, fn, text = _manager(t, line, caller=False)  # its arguments may be the model's
+    if "fork_rng" not in text:
+        raise NotHere("the `with` enters no `fork_rng()`")
+    _title, module = hoist_context(t, line, caller=False)
+    return (f"remove `with {text}:` from {fn.name.value}() and keep its block, where the "
+            "caller cannot enter it around the model call (its draws then advance the global "
+            "random generator)"), module
+
+
+def propose_drop_fork_rng(source: str, line: int, category: str, call: str | None) -> Rewrite:
+    rewrite = apply_fix(source, line, "drop_fork_rng", drop_fork_rng, needs_torch=False)
+    if rewrite.new_source is not None:
+        rewrite.changes = FORK_DROPPED
+    return rewrite
 
 
 def propose_hoist_context(source: str, line: int, category: str, call: str | None) -> Rewrite:

@@ -52,11 +52,14 @@ def within_drift(fixed: Correctness | None, baseline: Correctness | None) -> boo
 
 
 def semantics(fix: Fix, fixed: FixedScan) -> str | None:
-    """What a switch changes in what the model computes, against the original, in words a
+    """What a switch (or a rewrite that says so, where the fixed model draws random numbers:
+    ``fixed.changes``) changes in what the model computes, against the original, in words a
     person reads before applying it; None for a fix that keeps the model's computation (every
-    source fix and setting is judged on the original's outputs instead)."""
-    if fix.kind != "switch" or fix.fix_id == "warm_up":  # a warm-up keeps the computation:
-        return None  # its outputs are judged on the original's (a state it left shows there)
+    other source fix and setting is judged on the original's outputs instead)."""
+    if fix.fix_id == "warm_up":  # a warm-up keeps the computation: its outputs are judged
+        return None  # on the original's (a state it left shows there)
+    if fix.kind != "switch" and (fix.changes is None or fix.changes not in fixed.changes):
+        return None  # a rewrite changes it only where it says so and the child saw it
     parts = list(fixed.changes)
     if not fixed.same_outputs.match:
         parts.append(f"its outputs differ from the original model's "
@@ -70,11 +73,13 @@ def semantics(fix: Fix, fixed: FixedScan) -> str | None:
 
 def _outputs_reason(fix: Fix, fixed: FixedScan, changes: str | None = None) -> str | None:
     """Why the fix's outputs count as changed, or None when they do not. A switch that changes
-    what the model computes (``changes``) is judged against its own eager run only."""
+    what the model computes (``changes``), or a rewrite that says it does, is judged against
+    its own eager run only."""
     same, compiled, baseline = fixed.same_outputs, fixed.compiled_outputs, fixed.baseline
     if changes is not None:  # no compiled run (no gain, nothing timed): nothing to judge
         if compiled is not None and not within_drift(compiled, baseline):
-            return (f"compiled, the switched model's outputs differ from its own eager run "
+            changed = "switched" if fix.kind == "switch" else "rewritten"
+            return (f"compiled, the {changed} model's outputs differ from its own eager run "
                     f"further than compiling the original did: {compiled.message}")
         return None
     if not same.match and fixed.warmed:
@@ -120,7 +125,8 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
     fix.reason = _reason(fix.status, found, before, after, failed, outputs_reason, fixed, fix)
     if fix.status == "verified" and changes is not None:  # proved, but not the same model
         fix.status = CHANGES_SEMANTICS
-        fix.reason = (f"changes what the model computes: {changes}. Compiled, the switched "
+        changed = "switched" if fix.kind == "switch" else "rewritten"
+        fix.reason = (f"changes what the model computes: {changes}. Compiled, the {changed} "
                       f"model matches its own eager run; apply it only if that change is what "
                       f"you want" + (f" ({fix.reason})" if fix.reason else ""))
     if fixed.rescued and not failed and outputs_reason is None and found.better:
@@ -134,8 +140,7 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
     if fix.status == "breaks compilation":
         fix.after = None  # no graph was made: "22 -> 0 graphs" would read as a gain
     fix.verified = fix.status == "verified"
-    if changes is not None:
-        fix.changes = changes
+    fix.changes = changes  # a rewrite's declared change stays only where it showed
 
 
 def _reason(status: str, found: Change, before: FixMetrics, after: FixMetrics,

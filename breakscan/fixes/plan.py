@@ -53,9 +53,8 @@ class FixPlan:
         return FixRequest(target, options, kind=self.fix.kind, fix_id=self.fix.fix_id,
                           config=tuple(self.config.items()), dynamic=self.dynamic,
                           file=self.fix.file, new_source=self.new_source, switch=self.switch,
-                          constants=tuple((c, tuple(a)) for c, a in
-                                          (self.constants or {}).items()),
-                          before=self.fix.before)
+                          constants=tuple((c, tuple(a)) for c, a in (self.constants or {}).items()),
+                          before=self.fix.before, changes=self.fix.changes)
 
 
 def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
@@ -142,15 +141,15 @@ def _plan_user_sources(plans: list[FixPlan], seen: set, brk: Any, own_file: Path
 
 
 def _drop_repeats(plans: list[FixPlan], start: int) -> None:
-    """Plans from ``start`` on whose rewrite repeats an earlier plan's, removed."""
-    found: set[str] = {p.new_source for p in plans[:start] if p.new_source is not None}
+    """Plans from ``start`` repeating an earlier plan's rewrite and judgement, removed."""
+    def key(p: FixPlan) -> tuple:
+        return p.new_source, p.switch.around if p.switch else None, p.fix.changes
+    found = {key(p) for p in plans[:start]}
     keep = plans[:start]
     for plan in plans[start:]:
-        if plan.new_source is not None and plan.new_source in found:
-            continue
-        if plan.new_source is not None:
-            found.add(plan.new_source)
-        keep.append(plan)
+        if plan.new_source is None or key(plan) not in found:
+            found.add(key(plan))
+            keep.append(plan)
     plans[:] = keep
 
 
@@ -358,6 +357,7 @@ def _plan_source(plans: list[FixPlan], seen: set, fix_id: str, category: str, fi
     fix.diff = unified_diff(source, rewrite.new_source, display_path(file))
     fix.setting = "\n".join(f"torch._dynamo.config.{k} = {v!r}"  # what the rewrite needs
                             for k, v in (rewrite.config or {}).items()) or fix.setting
+    fix.changes = rewrite.changes  # judge keeps it only where the fixed model draws
     plans.append(FixPlan(fix, dict(rewrite.config or {}), new_source=rewrite.new_source,
                          switch=Switch(around=rewrite.around) if rewrite.around else None))
 

@@ -40,6 +40,9 @@ class Rewrite:
     refused: str | None  # why no rewrite is offered (one line), or None
     matched: bool = True  # False: the rewrite's pattern is not on the line at all
     around: str | None = None  # hoist_context: the manager the caller enters around the call
+    # What the rewrite changes in what the model computes when the model draws random numbers
+    # (drop_fork_rng: its draws then advance the global generator); None: it keeps it.
+    changes: str | None = None
     # Dynamo settings the rewritten code needs (verified with it, shown to apply with it): an
     # escape hatch whose result's length depends on the data needs
     # capture_dynamic_output_shape_ops.

@@ -82,6 +82,9 @@ class FixRequest:
     switch: Switch | None = None
     constants: tuple[tuple[str, tuple[str, ...]], ...] = ()
     before: FixMetrics | None = None  # the original's metrics, for deciding to time
+    # A source fix that changes what the model computes where it draws random numbers (its
+    # rewrite says what): judged against its own eager run when the fixed model draws.
+    changes: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"target": self.target, "options": self.options.to_dict(), "kind": self.kind,
@@ -89,7 +92,8 @@ class FixRequest:
                 "dynamic": self.dynamic, "file": self.file, "new_source": self.new_source,
                 "switch": self.switch.to_json() if self.switch else None,
                 "constants": {c: list(a) for c, a in self.constants},
-                "before": asdict(self.before) if self.before else None}
+                "before": asdict(self.before) if self.before else None,
+                "changes": self.changes}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "FixRequest":
@@ -99,7 +103,8 @@ class FixRequest:
                    data["file"], data["new_source"],
                    Switch.from_json(data["switch"]) if data["switch"] else None,
                    tuple((str(c), tuple(map(str, a))) for c, a in data["constants"].items()),
-                   FixMetrics(**data["before"]) if data["before"] else None)
+                   FixMetrics(**data["before"]) if data["before"] else None,
+                   str(data["changes"]) if data.get("changes") is not None else None)
 
 
 JobRequest = Union[ScanRequest, ProgramRequest, OutputsRequest, FixRequest]

@@ -164,8 +164,9 @@ FIX_STATUSES = {
                 "faster; a kernel rule's rewrite: fewer findings and faster); same outputs",
     "verified: changes semantics": "tried on a switch that changes what the model computes "
                                    "(a submodule removed, parameters frozen, a training "
-                                   "behaviour turned off, or other outputs): compiled, the "
-                                   "switched model matches its own eager run with a gain as "
+                                   "behaviour turned off, or other outputs), or a rewrite that "
+                                   "changes what is drawn (drop_fork_rng): compiled, the "
+                                   "changed model matches its own eager run with a gain as "
                                    "for verified; the reason says what it changes against the "
                                    "original",
     "slower": "tried: fewer of something and more of nothing, but measurably slower (no gain)",

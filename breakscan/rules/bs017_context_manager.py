@@ -34,7 +34,10 @@ def _advise(brk: Any, context: Any) -> str:
                 "compiled model. Move the `with torch.random.fork_rng():` to the caller, around "
                 "the model call (`--fix` verifies it as hoist_context): the block draws the same "
                 "numbers, and no draw of the call then advances the global generator; or draw "
-                "the values in the caller inside `fork_rng()` and pass them in.")
+                "the values in the caller inside `fork_rng()` and pass them in. Where the "
+                "caller cannot enter it (a library's training loop), removing the `with` keeps "
+                "the block's numbers on the first draw but lets them advance the global "
+                "generator (`--fix` verifies it as drop_fork_rng, labelled as a change).")
     inner = context.inner_site(brk)  # taken deeper than the line shown (a library's `with`)
     if inner is not None and inner.function == "__get__" and \
             inner.file.replace("\\", "/").endswith("/functools.py"):
@@ -94,6 +97,14 @@ FIXES: tuple[FixSpec, ...] = (
     # on every break of the family, silent where no such `with` is on the line (rule None).
     FixSpec("hoist_context", "source", None, also_for=("context_manager",),
             title="move the `with` of a global torch setting out of the model, around the call",
+            rewrite="hoist"),
+    # The same `with torch.random.fork_rng():` removed where the caller cannot wrap the call:
+    # its draws then advance the global generator, so it is judged against its own eager run
+    # and labelled "verified: changes semantics" (Dynamo cannot fork the state inside a graph:
+    # a torch.Generator made in forward breaks, get/set_rng_state are skipped).
+    FixSpec("drop_fork_rng", "source", None, also_for=("context_manager",),
+            title="remove a `with torch.random.fork_rng():` the caller cannot enter, keeping "
+                  "its block (its draws then advance the global generator)",
             rewrite="hoist"),
 )
 

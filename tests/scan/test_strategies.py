@@ -68,3 +68,31 @@ def test_an_escape_hatch_with_a_data_dependent_length_is_verified_with_its_setti
     assert "new_dynamic_size()" in fix["diff"]
     assert fix["before"]["graph_count"] > 1 and fix["before"]["breaks"] == 1
     assert (fix["after"]["graph_count"], fix["after"]["breaks"]) == (1, 0)
+
+
+def test_a_fork_rng_the_caller_cannot_enter_is_removed_and_labelled_as_a_change():
+    """fork_rng(enabled=self.fork): the caller cannot enter it for the model (hoist_context is
+    refused: not constants). drop_fork_rng removes it, 1 frame run eagerly -> 0, proved compiled
+    against its own eager run, and says what changes: its draws then advance the generator."""
+    fixes = fixes_in_process(f"{CASES}:ForkedSeededNoise")
+    (hoist,) = [f for f in fixes if f["fix_id"] == "hoist_context"]
+    assert hoist["status"] == "not tried" and "not constants" in hoist["reason"]
+    (drop,) = [f for f in fixes if f["fix_id"] == "drop_fork_rng"]
+    assert drop["title"].startswith("remove `with torch.random.fork_rng(enabled=self.fork):` "
+                                    "from forward() and keep its block"), drop["title"]
+    assert "advance the global generator" in drop["changes"]
+    assert (drop["before"]["frames_run_eagerly_per_call"],
+            drop["after"]["frames_run_eagerly_per_call"]) == (1, 0)
+    assert drop["status"] in ("verified: changes semantics", "slower"), drop["reason"]
+    assert drop["verified"] is False  # a change is never a plain recommendation
+    if drop["status"] == "verified: changes semantics":
+        assert "Compiled, the rewritten model matches its own eager run" in drop["reason"]
+
+
+def test_a_fork_rng_around_no_draw_is_removed_without_saying_it_changes_anything():
+    """The same rewrite where the block draws nothing: the fixed model draws no random number,
+    so nothing it computes changes and the fix is judged on the original's outputs."""
+    fixes = fixes_in_process(f"{CASES}:ForkedNoDraw")
+    (drop,) = [f for f in fixes if f["fix_id"] == "drop_fork_rng"]
+    assert drop["changes"] is None
+    assert drop["outputs_match"] and drop["status"] in GAINED, drop["reason"]

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import re
 from pathlib import Path
 
 import libcst as cst
@@ -36,7 +37,7 @@ from libcst.helpers import get_full_name_for_node
 
 from ..rules.bs006_unsupported_call import RULE as UNSUPPORTED_CALL
 from ..rules.catalogue import FIXES
-from .fake_shapes import Like, output_like, root as _root, walk as _walk
+from .fake_shapes import DTYPE_NAMES, Like, output_like, root as _root, walk as _walk
 from .rewrite import Rewrite, _apply
 from .syntax import NotHere, Refuse, Tree
 
@@ -113,10 +114,12 @@ def _top_defs(path: Path) -> dict[str, str]:
 
 def propose_escape(source: str, line: int, installed: dict[str, bool] | None = None,
                    backend: str = "inductor", category: str = UNSUPPORTED_CALL.category,
-                   namespace: str = "user_escape", training: bool = False) -> Rewrite:
+                   namespace: str = "user_escape", training: bool = False,
+                   observed: str | None = None) -> Rewrite:
     """Decorate the helper of this file that ``line`` calls (or lies in) with the escape hatch
     the installed torch offers for ``backend`` (``training``: gradients flow through it, which
-    a generated custom_op cannot carry); never raises."""
+    a generated custom_op cannot carry; ``observed``: the fake a verifying child read off the
+    eager run, for a result whose shape the source does not show); never raises."""
     have = available_hatches() if installed is None else installed
     title = FIXES["escape_hatch"].title
 
@@ -126,6 +129,11 @@ def propose_escape(source: str, line: int, installed: dict[str, bool] | None = N
         helper = _helper_at(t, at)
         _check_pure(t, helper)
         hatch, fake_of = _choose(helper, have, backend, training)
+        given = _python_value_given(t, helper) if hatch == "custom_op" else ""
+        if given:
+            raise Refuse(f"a custom_op takes tensors only, and {given}")
+        if fake_of is not None and fake_of.observed and observed is not None:
+            fake_of = observed_like(observed, _params(helper))
         dynamic.append(bool(fake_of and fake_of.dynamic))
         return _decorate(t, helper, hatch, fake_of, namespace)
 
@@ -179,6 +187,21 @@ def _called_elsewhere(t: Tree, helper: cst.FunctionDef) -> bool:
     name = helper.name.value
     return any(isinstance(c, cst.Call) and isinstance(c.func, cst.Name) and c.func.value == name
                and helper not in set(t.ancestors(c)) for c in t.pos)
+
+
+def _python_value_given(t: Tree, helper: cst.FunctionDef) -> str:
+    """A call of ``helper`` in this file giving a parameter a Python literal (a custom_op
+    takes tensors only): "`kind` is given 'float16'", else ""."""
+    name, params = helper.name.value, _params(helper)
+    for call in (c for c in t.pos if isinstance(c, cst.Call) and isinstance(c.func, cst.Name)
+                 and c.func.value == name):
+        for i, arg in enumerate(call.args):
+            given = params[i] if arg.keyword is None and i < len(params) else \
+                arg.keyword.value if arg.keyword is not None else None
+            if given and isinstance(arg.value, (cst.SimpleString, cst.Integer, cst.Float,
+                                                cst.ConcatenatedString)):
+                return f"`{given}` is given {t.snippet(arg.value)}"
+    return ""
 
 
 def _method_named(t: Tree, node: cst.CSTNode, name: str) -> bool:
@@ -272,11 +295,10 @@ def _choose(helper: cst.FunctionDef, have: dict[str, bool], backend: str,
     eager = _needs_eager(helper)
     if not eager and have.get("nonstrict_trace"):
         return "nonstrict_trace", None
-    like = output_like(helper, _params(helper))
-    fresh = like is not None and not like.aliases
-    if like is None:
-        raise Refuse(f"the shape of `{name}`'s result cannot be derived from its inputs: "
-                     "write the fake (register_fake) by hand")
+    # A result whose shape the source does not show: the verifying child reads it off the
+    # eager run (fixes/observe.py) and fills in the fake; a fresh tensor, checked there.
+    like = output_like(helper, _params(helper)) or Like("", False, observed=True)
+    fresh = not like.aliases
     inductor = backend == "inductor"
     leaf_ok = have.get("leaf_function") and (not inductor or have.get("leaf_function_inductor"))
     order = ["leaf_function", "custom_op"] if not inductor else ["custom_op", "leaf_function"]
@@ -314,14 +336,37 @@ def _decorate(t: Tree, helper: cst.FunctionDef, hatch: str, like: Like | None,
         taken = set(_module_functions(t)) | set(t.binds(t.module))
         if fake in taken:
             raise Refuse(f"`{fake}` is already a name in this file")
+        body = f"raise NotImplementedError({unobserved(name)!r})" if like.observed else \
+            f"return {like.fake()}"
         new.append(cst.parse_statement(
             f"@{name}.register_fake\ndef {fake}({', '.join(params)}):\n"
-            f"    return {like.fake()}\n").with_changes(
+            f"    {body}\n").with_changes(
                 leading_lines=[cst.EmptyLine(), cst.EmptyLine()]))
-    shape = f", fake: {like.fake()}" if like else ""
+    shape = "" if like is None else ", fake: shaped as its eager run shows (--fix reads it " \
+        "off that run)" if like.observed else f", fake: {like.fake()}"
     return (f"run `{name}` as one opaque op: @{DECORATOR[hatch]}{shape}",
             t.replace({id(helper): new}))
 
 
+def unobserved(helper: str) -> str:
+    """The fake's body until the verifying child reads the result's shape off the eager run
+    (fixes/observe.py finds the helper by this text)."""
+    return f"breakscan --fix: the shape of `{helper}`'s result, from its eager run"
+
+
+def observed_like(fake: str, params: list[str]) -> Like:
+    """The observed fake (``torch.empty_like(x[, dtype=torch.T])``, fixes/observe.py) as a
+    :class:`Like`; ``Refuse`` for any other text (it is data from a child: parsed, never run)."""
+    match = _OBSERVED.fullmatch(fake)
+    if match is None or match.group(1) not in params or \
+            (match.group(2) and match.group(2) not in DTYPE_NAMES):
+        raise Refuse(f"not an observed fake: {fake[:80]!r}")
+    return Like(match.group(1), False, match.group(2))
+
+
+_OBSERVED = re.compile(r"torch\.empty_like\((\w+)(?:, dtype=torch\.(\w+))?\)")
+
+
 def propose_escape_hatch(source: str, line: int, category: str, call: str | None) -> Rewrite:
-    return propose_escape(source, line, None, category=category)  # the installed torch's hatches
+    # the installed torch's hatches; ``call``: the fake the verifying child observed
+    return propose_escape(source, line, None, category=category, observed=call)

@@ -27,7 +27,7 @@ _ELEMENTWISE = {"abs", "exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "ta
                 "interp"}  # np.interp(x, xp, fp): shaped like x
 _CASTS = {"float": "float32", "double": "float64", "half": "float16", "long": "int64",
           "int": "int32", "bool": "bool"}  # tensor.float() …
-_DTYPES = {"float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64",
+DTYPE_NAMES = _DTYPES = {"float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64",
            "uint8", "bool"}
 SCALAR_MODULES = {"random", "math", "time", "zlib", "hashlib", "struct", "json", "sys", "os"}
 SCALAR_CALLS = {"float", "int", "len", "abs", "round", "min", "max", "sum"}
@@ -44,6 +44,7 @@ class Like:
     aliases: bool
     dtype: str | None = None
     dynamic: bool = False
+    observed: bool = False  # not known from the source: the eager run shows it (observe.py)
 
     def fake(self) -> str:
         """The fake's expression."""

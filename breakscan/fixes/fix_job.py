@@ -2,8 +2,7 @@
 copy of the target (its rewritten source imported from a temporary tree, a library switch set,
 constants replaced, or a setting patched), the fixed model rescanned, its eager outputs compared
 with the original's from the same random state, and both compiled models timed interleaved in
-this process. The parent's half (planning, judging) is ``verify.py``.
-"""
+this process. The parent's half (planning, judging) is ``verify.py``."""
 
 from __future__ import annotations
 
@@ -21,6 +20,7 @@ from ..rules.model import PathSetting, Switch
 from ..sources import source_tree, target_file
 from .gain import change, worth_timing
 from .judge import metrics
+from .observe import with_observed_fake
 from .settings import resolved_config
 
 
@@ -42,9 +42,7 @@ def _copy_tree(target_file: Path, tmp: Path) -> tuple[Path, Path]:
             shutil.copy2(sibling, tmp / sibling.name)
         return tree.tree, tmp
     dest = tmp / tree.package_dir.name
-    for source in tree.package_dir.rglob("*.py"):
-        if "__pycache__" in source.parts:
-            continue
+    for source in (s for s in tree.package_dir.rglob("*.py") if "__pycache__" not in s.parts):
         copy = dest / source.relative_to(tree.package_dir)
         copy.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(source, copy)
@@ -226,9 +224,10 @@ def scan_with_fix(request: FixRequest, on_stage: Callable[[str, Any], None],
     from ..pipeline.outputs import compare_outputs, eager_reference
     from ..pipeline.scan import scan_loaded, shape_sets_for
 
-    target, fix, options = request.target, request, request.options
     on_stage("load", None)
-    original = load_target(target, **options.load_options)
+    original = load_target(request.target, **request.options.load_options)
+    (fix, observed), target, options = with_observed_fake(request, original), request.target, \
+        request.options
     with tempfile.TemporaryDirectory(prefix="breakscan-fix-",
                                      dir=os.environ.get("BREAKSCAN_WORK")) as tmp:
         fixed, changes, set_to, warmed = _fixed_copy(target, options.load_options, fix,
@@ -254,7 +253,7 @@ def scan_with_fix(request: FixRequest, on_stage: Callable[[str, Any], None],
                           random=random or fixed_random, set_to=set_to,  # a rewrite's change:
                           changes=changes + ([fix.changes] if fix.changes and fixed_random
                                              else []),  # only where the fixed model draws
-                          warmed=warmed)
+                          warmed=warmed, observed_fake=observed)
         # A switch (or rewrite) that changes what the model computes is proved against its own
         # eager run (time_interleaved compares each variant's compiled outputs with its own).
         judged = found.same_outputs.match or fix.kind == "switch" or bool(found.changes)

@@ -85,10 +85,32 @@ def verify_fixes(target: str, options: ScanOptions, result: ScanResult, limits: 
                         "transfer to Python before the loop instead of one per step)")
                 if run.result.set_to is not None:
                     _name_the_value(fix, run.result.set_to)
+                if run.result.observed_fake is not None:
+                    _show_observed(fix, run.result.observed_fake)
         fixes.append(fix)
         if on_fix:
             on_fix(fix)
     return fixes
+
+
+def _show_observed(fix: Fix, fake: str) -> None:
+    """An escape hatch whose fake the child read off the eager run: its diff and title with
+    that fake (``fix.call`` carries it, so ``--write`` writes the same), never the placeholder."""
+    from ..files import read_source
+    from .observe import expression
+    from .rewrite import unified_diff
+    from .source_fixes import propose_rewrite
+
+    fix.call = expression(fake)
+    try:
+        source, _ = read_source(fix.file or "")
+    except (OSError, UnicodeDecodeError):
+        return
+    rewrite = propose_rewrite(source, fix.line or 0, fix.fix_id, category=fix.category,
+                              call=fix.call)
+    if rewrite.new_source is not None:
+        fix.diff = unified_diff(source, rewrite.new_source, display_path(fix.file or ""))
+        fix.title = f"{rewrite.title} ({fake.split(' (', 1)[1]}"
 
 
 def _name_the_value(fix: Fix, value: str) -> None:

@@ -297,6 +297,8 @@ class FixedScan:
     # The warm-up switch: what its eager call changed on the model (``pipeline/state.py``
     # names), so outputs that differ are put down to the state it left, in those names.
     warmed: list[str] = field(default_factory=list)
+    # An escape hatch's fake read off the eager run (fixes/observe.py), with what it rests on.
+    observed_fake: str | None = None
 
 
 @dataclass

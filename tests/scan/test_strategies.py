@@ -96,3 +96,27 @@ def test_a_fork_rng_around_no_draw_is_removed_without_saying_it_changes_anything
     (drop,) = [f for f in fixes if f["fix_id"] == "drop_fork_rng"]
     assert drop["changes"] is None
     assert drop["outputs_match"] and drop["status"] in GAINED, drop["reason"]
+
+
+def test_an_escape_hatchs_fake_is_read_off_the_eager_run_when_the_source_does_not_show_it():
+    """np.digitize in a helper: the source does not say what its result is shaped like; one
+    eager call shows it is shaped like `x` (float32 after the cast), so the fake is
+    `torch.empty_like(x)`, the diff and title carry it (never the placeholder), and the
+    custom_op is verified: the break gone, the same outputs."""
+    fixes = fixes_in_process(f"{FIXTURES}/models/escape_observed.py:Bucketed")
+    (fix,) = [f for f in fixes if f["fix_id"] == "escape_hatch"]
+    assert fix["status"] in GAINED and fix["outputs_match"], fix["reason"]
+    assert "+    return torch.empty_like(x)" in fix["diff"] and "NotImplementedError" not in \
+        fix["diff"], fix["diff"]
+    assert fix["title"].endswith("(shaped like `x` on the eager run's 1 call(s))"), fix["title"]
+    assert fix["call"] == "torch.empty_like(x)"  # what --write rewrites with
+    assert (fix["before"]["breaks"], fix["after"]["breaks"]) == (1, 0)
+
+
+def test_a_result_shaped_like_no_input_on_the_eager_run_is_not_applicable_and_says_what_it_saw():
+    """np.bincount of np.digitize: 10 counts whatever the input, no input to shape a fake like."""
+    fixes = fixes_in_process(f"{FIXTURES}/models/escape_observed.py:Histogram")
+    (fix,) = [f for f in fixes if f["fix_id"] == "escape_hatch"]
+    assert fix["status"] == "not applicable", fix["reason"]
+    assert "on the eager run `histogram`'s result (shape [10]) is shaped like none of its " \
+           "tensor inputs" in fix["reason"]

@@ -31,10 +31,11 @@ SCAN_KEYS = {"input-shape": "input_shapes", "dtype": "dtype", "device": "device"
              "inputs": "inputs", "init-args": "init_args", "method": "method", "train": "train",
              "vary-batch": "vary_batch", "shapes": "shapes", "dynamic-check": "dynamic_check",
              "dynamic": "dynamic", "compile-option": "compile_options", "kernels": "kernels",
-             "nested-graph-breaks": "nested_graph_breaks"}
+             "nested-graph-breaks": "nested_graph_breaks", "compile-time": "compile_time"}
 GATE_KEYS = {"max-breaks": "max_breaks", "max-graphs": "max_graphs",
              "max-recompiles": "max_recompiles", "max-graph-calls": "max_graph_calls",
-             "max-kernels": "max_kernels",
+             "max-kernels": "max_kernels", "max-compile-time": "max_compile_time",
+             "max-compile-instructions": "max_compile_instructions",
              "fail-on": "fail_on", "fullgraph": "fullgraph"}
 LIMIT_KEYS = {"timeout": "timeout", "memory-limit": "memory_limit_mb"}
 OTHER_KEYS = {"baseline", "target"}
@@ -67,6 +68,8 @@ KEY_TYPES: dict[str, tuple[str, ...]] = {
     "dynamic-check": ("boolean",), "dynamic": ("boolean",), "compile-option": ("strings", "table"),
     "kernels": ("boolean",), "nested-graph-breaks": ("boolean",), "max-breaks": ("integer",), "max-graphs": ("integer",),
     "max-recompiles": ("integer",), "max-graph-calls": ("integer",), "max-kernels": ("integer",),
+    "compile-time": ("boolean",), "max-compile-time": ("number",),
+    "max-compile-instructions": ("integer",),
     "fail-on": ("string", "strings"), "fullgraph": ("boolean",), "timeout": ("number",),
     "memory-limit": ("integer",), "baseline": ("string",), "target": ("string",),
 }
@@ -148,6 +151,8 @@ def from_config(values: dict[str, Any], *, target: str,
         limits = Limits(**{LIMIT_KEYS[k]: v for k, v in values.items() if k in LIMIT_KEYS})
         if gate.needs_kernels and not scan.kernels:
             scan = scan.but(kernels=True)
+        if gate.needs_compile_time and not scan.compile_time:
+            scan = scan.but(compile_time=True)
     except UsageError as exc:
         raise UsageError(f"{where}: {exc}") from None
     except (TypeError, ValueError, AttributeError) as exc:  # a value of the wrong kind

@@ -195,14 +195,23 @@ class GateOptions:
     max_recompiles: int | None = None
     max_graph_calls: int | None = None  # compiled-graph calls per model call, at run time
     max_kernels: int | None = None  # kernels launched per model call (needs --kernels)
+    # The cold compile (needs --compile-time): its frames' seconds; the instructions it ran
+    # (torch's compile-time counter: a count the machine's load does not move).
+    max_compile_time: float | None = None
+    max_compile_instructions: int | None = None
     fail_on: tuple[str, ...] = ()
     fullgraph: bool = False
     baseline: dict[str, Any] | None = field(default=None, compare=False)  # this target's entry
     baseline_root: str | None = None  # the baseline file's folder: its paths are relative to it
 
     def __post_init__(self) -> None:
+        seconds = self.max_compile_time
+        if seconds is not None and (isinstance(seconds, bool) or not isinstance(
+                seconds, (int, float)) or not 0 <= seconds < float("inf")):
+            raise UsageError(f"max-compile-time must be a non-negative number of seconds, got "
+                             f"{seconds!r}")
         for name in ("max_breaks", "max_graphs", "max_recompiles", "max_graph_calls",
-                     "max_kernels"):
+                     "max_kernels", "max_compile_instructions"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or value < 0):
@@ -219,9 +228,15 @@ class GateOptions:
         return self.max_kernels is not None or bool(kernel_categories & set(self.fail_on))
 
     @property
+    def needs_compile_time(self) -> bool:
+        """The gate reads the cold compile: the scan must run --compile-time."""
+        return self.max_compile_time is not None or self.max_compile_instructions is not None
+
+    @property
     def active(self) -> bool:
         return any(v is not None for v in (self.max_breaks, self.max_graphs, self.max_recompiles,
                                            self.max_graph_calls, self.max_kernels,
+                                           self.max_compile_time, self.max_compile_instructions,
                                            self.baseline)) or bool(self.fail_on) or self.fullgraph
 
     @classmethod

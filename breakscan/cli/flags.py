@@ -109,6 +109,18 @@ def compile_time() -> Any:
                         "recompiles add.")
 
 
+def max_compile_time() -> Any:
+    return typer.Option(None, min=0.0, help="Gate: fail when the cold compile's frames take "
+                        "longer than this many seconds (implies --compile-time).")
+
+
+def max_compile_instructions() -> Any:
+    return typer.Option(None, min=0, help="Gate: fail above this many instructions spent "
+                        "compiling cold (torch's compile-time instruction counter, a count the "
+                        "machine's load does not move; Linux perf events; implies "
+                        "--compile-time).")
+
+
 def max_kernels(help: str = "Gate: fail above this many kernels launched per model call (each "
                 "graph's kernels times its calls; implies --kernels).") -> Any:
     return typer.Option(None, min=0, help=help)

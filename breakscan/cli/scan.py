@@ -77,6 +77,8 @@ def scan(
         "Gate: fail above this many compiled-graph calls per model call (counted at run time: "
         "a graph in a loop counts every time it runs)."),
     max_kernels: Optional[int] = flags.max_kernels(),
+    max_compile_time: Optional[float] = flags.max_compile_time(),
+    max_compile_instructions: Optional[int] = flags.max_compile_instructions(),
     fail_on: Optional[str] = flags.fail_on(),
     fullgraph: bool = flags.fullgraph(),
     baseline: Optional[Path] = flags.baseline(),
@@ -110,15 +112,17 @@ def scan(
             raise UsageError("--write applies verified fixes: use it with --fix")
         gate = gate_options(max_breaks=max_breaks, max_graphs=max_graphs,
                             max_recompiles=max_recompiles, max_graph_calls=max_graph_calls,
-                            max_kernels=max_kernels, fail_on=fail_on, fullgraph=fullgraph,
-                            baseline=str(baseline) if baseline else None, target=target)
+                            max_kernels=max_kernels, max_compile_time=max_compile_time,
+                            max_compile_instructions=max_compile_instructions, fail_on=fail_on,
+                            fullgraph=fullgraph, baseline=str(baseline) if baseline else None,
+                            target=target)
         options = ScanOptions(
             input_shapes=input_shape or (), dtype=dtype, device=device, inputs=inputs,
             init_args=init_args, method=method, train=train, verbose=verbose,
             vary_batch=vary_batch, shapes=shapes or (), dynamic_check=dynamic_check,
             dynamic=dynamic, compile_options=compile_option or (),
             nested_graph_breaks=nested_graph_breaks, kernels=kernels or gate.needs_kernels,
-            compile_time=compile_time, timing=TimingOptions(backend=backend, mode=mode, threads=threads,
+            compile_time=compile_time or gate.needs_compile_time, timing=TimingOptions(backend=backend, mode=mode, threads=threads,
                                  max_run_time=max_run_time)
             if time_it or fix else None)
         options.check(target, gate)  # a typo fails here, before a scan process starts

@@ -233,7 +233,7 @@ class Check:
     """One CI gate check: ``actual`` must be <= ``limit``."""
 
     name: str  # max_breaks, max_graphs, max_recompiles, max_graph_calls, fail_on:<category>, fullgraph, baseline:*
-    limit: int
+    limit: int | float  # max_compile_time: seconds
     actual: int | float  # max_graph_calls: an average over the counted calls
     passed: bool
     detail: str = ""  # the breaks behind a failure

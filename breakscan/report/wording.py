@@ -77,7 +77,12 @@ def chain_step(frame: Frame) -> str:
 
 
 def check_text(check: Check) -> str:
-    """A failed gate check: 'max_breaks 2 > limit 0'."""
+    """A failed gate check: 'max_breaks 2 > limit 0', 'max_compile_time 6.93 s > limit 5 s',
+    or what was not measured ('max_kernels not measured (run with --kernels)')."""
+    if check.actual == -1 and check.detail.startswith("not measured"):
+        return f"{check.name} {check.detail}"
+    if check.name == "max_compile_time":
+        return f"{check.name} {check.actual:.3g} s > limit {check.limit:g} s"
     return f"{check.name} {check.actual} > limit {check.limit}"
 
 

@@ -4,8 +4,10 @@ gate that fails when they move either way.
 PyTorch's benchmark CI keeps per-model expected results and fails on improvements too, printing
 the command that updates them, so the file never goes stale. ``--expected FILE`` (``check``,
 ``merge``) does the same for each target's graphs, root-cause breaks, graph calls per call,
-recompiles and kernels launched per call (each lower is better), and whether it scans and
-compiles at all:
+recompiles, kernels launched per call and, with ``--compile-time``, the cold compile's
+instructions and seconds (each lower is better; a compile figure within :data:`TOLERANCE` of
+its value is unchanged, and its change names the dependencies that changed since the file was
+written), and whether it scans and compiles at all:
 
 - ``PASS``: as expected; ``FAIL``: a count went up, one the file has was not measured, or it
   no longer scans; ``IMPROVED``: something went down and nothing up (fails unless
@@ -30,7 +32,12 @@ from ..model.verdicts import ExpectedCheck
 from .cache import torch_version
 
 FORMAT = 1
-COUNTS = ("graphs", "root_breaks", "graph_calls_per_call", "recompiles", "kernels_per_call")
+COUNTS = ("graphs", "root_breaks", "graph_calls_per_call", "recompiles", "kernels_per_call",
+          "compile_instructions", "compile_s")
+# The cold compile's figures (``--compile-time``) move a little from run to run: a change within
+# this share of the expected value is no change. Instructions are counted (PyTorch's own CI
+# allows 1.5 %), seconds are timed on a machine other jobs share.
+TOLERANCE = {"compile_instructions": 0.05, "compile_s": 0.5}
 
 
 def counts_of(run: ModelRun) -> dict[str, Any]:
@@ -41,10 +48,13 @@ def counts_of(run: ModelRun) -> dict[str, Any]:
     if result is None:
         return {"ok": False}
     s = result.summary
+    cold = result.compile_time.cold if result.compile_time is not None else None
     counts = {"graphs": s.graph_count, "root_breaks": s.graph_break_count,
               "graph_calls_per_call": s.graph_calls_per_call,
               "recompiles": s.recompile_count if result.recompiles is not None else None,
-              "kernels_per_call": s.kernels_per_call}
+              "kernels_per_call": s.kernels_per_call,
+              "compile_instructions": cold.instructions if cold is not None else None,
+              "compile_s": round(cold.frames_s, 3) if cold is not None else None}
     return {"ok": ok, **{k: int(v) if v == int(v) else v for k, v in counts.items()
                          if v is not None}}
 
@@ -54,8 +64,10 @@ def _number(value: float) -> str:
 
 
 def judge(run: ModelRun, expected: dict[str, Any] | None, *,
-          allow_improvements: bool) -> ExpectedCheck:
-    """One target's status against its entry (None: not in the file)."""
+          allow_improvements: bool, moved: str = "") -> ExpectedCheck:
+    """One target's status against its entry (None: not in the file); ``moved``: the
+    dependencies that changed since the file was written, said next to a compile figure's
+    change ("torch 2.13.0 -> 2.15.0")."""
     now = counts_of(run)
     if expected is None:
         return ExpectedCheck(status="NEW", changes=["not in the expected file"], counts=now)
@@ -71,10 +83,15 @@ def judge(run: ModelRun, expected: dict[str, Any] | None, *,
         if after is None:
             if now["ok"]:
                 worse.append(f"{name} not measured this run (expected {_number(before)})")
-        elif after > before:
-            worse.append(f"{name} {_number(before)} -> {_number(after)}")
-        elif after < before:
-            better.append(f"{name} {_number(before)} -> {_number(after)}")
+            continue
+        tolerance = TOLERANCE.get(name, 0.0)
+        said = f"{name} {_number(before)} -> {_number(after)}"
+        if name in TOLERANCE and moved:
+            said += f" ({moved} since the file was written: the change may come from that)"
+        if after > before * (1 + tolerance):
+            worse.append(said)
+        elif after < before * (1 - tolerance):
+            better.append(said)
     if worse:
         return ExpectedCheck(status="FAIL", changes=worse + better, counts=now)
     if better:
@@ -104,8 +121,8 @@ def apply_expected(runs: list[ModelRun], document: dict[str, Any], *, allow_impr
     MISSING."""
     targets = document["targets"]
     for run in runs:
-        run.expected = judge(run, targets.get(run.target),
-                             allow_improvements=allow_improvements)
+        run.expected = judge(run, targets.get(run.target), allow_improvements=allow_improvements,
+                             moved=_moved(document, run))
         if run.expected.fails_gate:
             run.exit_code = max(run.exit_code, 1)
     seen = {r.target for r in runs}
@@ -120,6 +137,29 @@ def apply_expected(runs: list[ModelRun], document: dict[str, Any], *, allow_impr
             if made and torches != {made} else None)
     return ZooVerdict(note=note)
 
+
+
+def dependencies(run: ModelRun | None = None) -> dict[str, str]:
+    """What a compile's cost depends on besides the model: torch, Python and, where installed,
+    triton; a run from a results file (``merge``) says its own torch and Python."""
+    import platform
+    from importlib import metadata
+
+    found = {"torch": run.origin.torch if run and run.origin else torch_version(),
+             "python": run.origin.python if run and run.origin else platform.python_version()}
+    try:
+        found["triton"] = metadata.version("triton")
+    except metadata.PackageNotFoundError:
+        pass
+    return found
+
+
+def _moved(document: dict[str, Any], run: ModelRun) -> str:
+    """'torch 2.13.0 -> 2.15.0' for each dependency the file names that differs in this run."""
+    then = document.get("dependencies") or {"torch": document.get("torch_version")}
+    now = dependencies(run)
+    return ", ".join(f"{name} {then[name]} -> {now[name]}" for name in sorted(then)
+                     if then.get(name) and name in now and now[name] != then[name])
 
 
 MAX_COUNT = 1e12  # far above any real count: a larger number is no count
@@ -155,6 +195,10 @@ def read_expected(path: Path) -> dict[str, Any]:
     if made is not None and not isinstance(made, str):
         raise UsageError(f"--expected {path}: torch_version must be a version string, not "
                          f"{made!r}")
+    deps = document.get("dependencies")
+    if deps is not None and (not isinstance(deps, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in deps.items())):
+        raise UsageError(f"--expected {path}: dependencies must map names to version strings")
     for target, entry in targets.items():
         if not isinstance(entry, dict) or not isinstance(entry.get("ok"), bool) or \
                 set(entry) - {"ok", *COUNTS}:
@@ -192,6 +236,7 @@ def write_expected(path: Path, runs: list[ModelRun]) -> None:
             raise UsageError(f"refusing to rewrite {path}: {exc}; name an expected-counts file "
                              "or a new one") from None
     document = {"breakscan_expected": FORMAT, "torch_version": torch_version(),
+                "dependencies": dependencies(runs[0] if runs else None),
                 "lower_is_better": list(COUNTS), **kept,
                 "targets": {r.target: counts_of(r) for r in sorted(runs, key=lambda r: r.target)}}
     try:
@@ -201,7 +246,8 @@ def write_expected(path: Path, runs: list[ModelRun]) -> None:
                          "unchanged)") from None
 
 
-_WRITTEN = ("breakscan_expected", "torch_version", "lower_is_better", "targets")
+_WRITTEN = ("breakscan_expected", "torch_version", "dependencies", "lower_is_better",
+            "targets")
 
 
 def update_command(argv: list[str], *, sharded: bool = False) -> str:

@@ -1,8 +1,8 @@
 """Stage 5 — gate: turn a ScanResult into pass/fail checks for CI, with optional baselines.
 
 Thresholds (:class:`breakscan.options.GateOptions`: ``--max-breaks``, ``--max-graphs``,
-``--max-recompiles``, ``--max-graph-calls``, ``--max-kernels``, ``--fail-on``, ``--fullgraph``)
-are absolute. A baseline (``--baseline FILE``) fails only on regressions: a
+``--max-recompiles``, ``--max-graph-calls``, ``--max-kernels``, ``--max-compile-time``,
+``--max-compile-instructions``, ``--fail-on``, ``--fullgraph``) are absolute. A baseline (``--baseline FILE``) fails only on regressions: a
 root-cause break that is not in the baseline, more graphs, more recompiles. Breaks are matched by
 category + file + source text, so editing lines above a break does not make it "new".
 """
@@ -143,6 +143,7 @@ def evaluate(result: ScanResult, config: GateOptions) -> GateResult:
             if launched is not None else -1,
             passed=launched is not None and launched <= config.max_kernels,
             detail="" if launched is not None else _kernels_unmeasured(result)))
+    checks.extend(_compile_checks(result, config))
     kernel_categories = {r.category for r in KERNEL_RULES}
     for category in config.fail_on:
         if category in kernel_categories:
@@ -158,6 +159,34 @@ def evaluate(result: ScanResult, config: GateOptions) -> GateResult:
         checks.extend(_baseline_checks(result, config, improvements))
     return GateResult(passed=all(c.passed for c in checks), checks=checks,
                       improvements=improvements)
+
+
+def _compile_checks(result: ScanResult, config: GateOptions) -> list[Check]:
+    """``--max-compile-time`` (the cold compile's frames, seconds) and
+    ``--max-compile-instructions`` (torch's compile-time instruction counter); a figure that
+    was not measured fails its check, saying why (nothing was checked)."""
+    cold = result.compile_time.cold if result.compile_time is not None else None
+    why = ("not measured: torch.compile fails on the model" if result.compile_error else
+           "not measured (run with --compile-time)")
+    checks = []
+    if config.max_compile_time is not None:
+        seconds = cold.frames_s if cold is not None else None
+        checks.append(Check(name="max_compile_time", limit=config.max_compile_time,
+                            actual=seconds if seconds is not None else -1,
+                            passed=seconds is not None and seconds <= config.max_compile_time,
+                            detail="" if seconds is not None else why))
+    if config.max_compile_instructions is not None:
+        counted = cold.instructions if cold is not None else None
+        unavailable = ("not measured: torch's compile-time instruction counter is unavailable "
+                       "here (it needs Linux perf events); gate on --max-compile-time instead")
+        checks.append(Check(name="max_compile_instructions",
+                            limit=config.max_compile_instructions,
+                            actual=counted if counted is not None else -1,
+                            passed=counted is not None and
+                            counted <= config.max_compile_instructions,
+                            detail="" if counted is not None else
+                            why if cold is None else unavailable))
+    return checks
 
 
 def _baseline_checks(result: ScanResult, config: GateOptions, improvements: list[str]) -> list[Check]:

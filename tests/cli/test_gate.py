@@ -147,3 +147,35 @@ def test_check_config_errors(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.other]\nx = 1\n")
     proc = run_cli("check", cwd=tmp_path)
     assert proc.returncode == 2 and "no [tool.breakscan] section" in proc.stderr
+
+
+def test_check_gates_the_cold_compile_and_its_expected_figure(tmp_path):
+    """Issue 47: `max-compile-time` in [tool.breakscan] turns --compile-time on and gates the
+    cold compile's seconds; the expected-counts file holds the figure (with the dependencies it
+    was made with), and a change names the dependency that changed since."""
+    shutil.copytree(SAMPLES, tmp_path / "sample_models")
+    (tmp_path / "pyproject.toml").write_text(textwrap.dedent(f"""
+        [tool.breakscan]
+        max-compile-time = 0.000001
+
+        [[tool.breakscan.targets]]
+        target = "{CLEAN}"
+        input-shape = ["8,16"]
+    """))
+    expected = {"breakscan_expected": 1, "torch_version": "1.0.0",
+                "dependencies": {"torch": "1.0.0"},
+                "targets": {CLEAN: {"ok": True, "graphs": 1, "root_breaks": 0,
+                                    "compile_s": 0.000001}}}
+    (tmp_path / "expected.json").write_text(json.dumps(expected))
+    proc = run_cli("check", "--expected", "expected.json", "-f", "json", "-o", "out.json",
+                   cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (model,) = json.loads((tmp_path / "out.json").read_text())["models"]
+    (check,) = model["result"]["gate"]["checks"]
+    seconds = model["result"]["compile_time"]["cold"]["frames"][0]["total_s"]
+    assert (check["name"], check["passed"], check["limit"]) == ("max_compile_time", False, 1e-6)
+    assert check["actual"] >= seconds > 0
+    out = " ".join((proc.stdout + proc.stderr).split())
+    assert f"FAIL {CLEAN}: compile_s 0.000001 -> " in out.replace("1e-06", "0.000001")
+    assert "(torch 1.0.0 -> 2." in out and "since the file was written: the change may come " \
+                                             "from that)" in out

@@ -102,3 +102,90 @@ def test_result_files_are_data_and_refused_in_one_line(tmp_path, run):
         merge_results([other], [])
     entries, notes = merge_results([other], ["model.py:Net"])
     assert [e.run.target for e in entries] == ["model.py:Net"] and notes == []
+
+
+def _compiled(run, instructions, seconds):
+    """The run as if scanned with --compile-time: a cold compile of one frame."""
+    from breakscan.model.compile_time import CompileRun, CompileTime, FrameCompile
+
+    frame = FrameCompile(compile_id="0/0", name="forward", file="model.py", line=1,
+                         total_s=seconds)
+    result = copy.deepcopy(run.result)
+    result.compile_time = CompileTime(backend="inductor", cold=CompileRun(
+        kind="cold", wall_s=seconds, frames=[frame], instructions=instructions))
+    return ModelRun(target=run.target, result=result)
+
+
+def test_the_cold_compiles_figures_are_counts_with_a_tolerance(run):
+    """Instructions within 5 % and seconds within 50 % of the file's are unchanged; beyond,
+    a rise fails and a fall is an improvement, like every count."""
+    measured = _compiled(run, 1_000_000, 2.0)
+    now = counts_of(measured)
+    assert (now["compile_instructions"], now["compile_s"]) == (1_000_000, 2)
+    same = judge(measured, {**now, "compile_instructions": 970_000, "compile_s": 3.5},
+                 allow_improvements=False)
+    assert same.status == "PASS", same.changes
+    worse = judge(measured, {**now, "compile_instructions": 900_000},
+                  allow_improvements=False)
+    assert (worse.status, worse.changes) == ("FAIL", ["compile_instructions 900000 -> 1000000"])
+    better = judge(measured, {**now, "compile_s": 5}, allow_improvements=False)
+    assert (better.status, better.changes) == ("IMPROVED", ["compile_s 5 -> 2"])
+    # a file with compile figures and a run without --compile-time: not measured, FAIL
+    plain = judge(run, now, allow_improvements=False)
+    assert plain.status == "FAIL" and "compile_instructions not measured" in plain.changes[0]
+
+
+def test_a_compile_figures_change_names_the_dependencies_that_changed(run):
+    """The file records torch, Python (and triton) when written; a compile figure that moved
+    while one of them changed says so, so a torch upgrade is not read as the model's doing."""
+    measured = _compiled(run, 2_000_000, 2.0)
+    entry = {**counts_of(measured), "compile_instructions": 1_000_000}
+    document = {"breakscan_expected": 1, "targets": {measured.target: entry},
+                "dependencies": {"torch": "1.0.0", "python": "3.11.7"}}
+    apply_expected([measured], document, allow_improvements=False, complete=True)
+    (change,) = measured.expected.changes
+    assert change.startswith("compile_instructions 1000000 -> 2000000 (torch 1.0.0 -> ")
+    assert change.endswith(" since the file was written: the change may come from that)")
+    assert "graphs" not in change and "python" not in change  # only what changed, only here
+
+
+@pytest.mark.parametrize("deps", ['["torch"]', '{"torch": 2}'])
+def test_an_expected_files_dependencies_are_names_and_versions(tmp_path, deps):
+    path = tmp_path / "expected.json"
+    path.write_text('{"breakscan_expected": 1, "targets": {}, "dependencies": ' + deps + "}")
+    with pytest.raises(UsageError, match="dependencies must map names to version strings"):
+        read_expected(path)
+
+
+def test_the_compile_gate_reads_the_cold_compile_and_fails_what_it_could_not_measure(run):
+    from breakscan.options import GateOptions
+    from breakscan.runs.gate import evaluate
+
+    measured = _compiled(run, None, 2.0).result  # the counter refused (no perf events)
+    checks = {c.name: c for c in evaluate(measured, GateOptions(
+        max_compile_time=3.0, max_compile_instructions=10**9)).checks}
+    assert checks["max_compile_time"].passed and checks["max_compile_time"].actual == 2.0
+    counter = checks["max_compile_instructions"]
+    assert not counter.passed and "instruction counter is unavailable" in counter.detail
+    slow = evaluate(measured, GateOptions(max_compile_time=1.5)).checks[-1]
+    assert (slow.name, slow.passed) == ("max_compile_time", False)
+    unmeasured = evaluate(run.result, GateOptions(max_compile_time=1.5)).checks[-1]
+    assert not unmeasured.passed and unmeasured.detail == "not measured (run with --compile-time)"
+    with pytest.raises(UsageError, match="max-compile-time must be a non-negative number"):
+        GateOptions(max_compile_time=float("nan"))
+
+
+def test_the_config_keys_turn_the_compile_time_on_and_gate_it():
+    """[tool.breakscan]'s `compile-time`, `max-compile-time` and `max-compile-instructions`."""
+    from breakscan.config import from_config
+
+    scan, gate, _ = from_config({"compile-time": True}, target="m.py:M", where="t")
+    assert scan.compile_time and not gate.active
+    scan, gate, _ = from_config({"max-compile-time": 30, "max-compile-instructions": 10**10},
+                                target="m.py:M", where="t")
+    assert scan.compile_time and gate.needs_compile_time
+    assert (gate.max_compile_time, gate.max_compile_instructions) == (30, 10**10)
+    with pytest.raises(UsageError, match="max-compile-time takes a number, got \"slow\""):
+        from_config({"max-compile-time": "slow"}, target="m.py:M", where="t")
+    with pytest.raises(UsageError, match="max-compile-instructions takes an integer"):
+        from_config({"max-compile-instructions": 1.5}, target="m.py:M", where="t")

@@ -141,8 +141,11 @@ def name_skipped_frames(items: list[RootBreak], frames: list[CompiledFrame]) -> 
     for item in items:
         if item.skip_kind != "whole_frame":
             continue
-        skipped = [f for f in frames if f.skipped and (f.fail_file, f.fail_line) ==
-                   (item.file, item.line)]
+        # Where Dynamo failed: the break's line, or the innermost frame of its chain when the
+        # line shown is the user's above a library or standard-library frame (copy.deepcopy).
+        where = {(item.file, item.line)} | ({(item.call_chain[-1].file, item.call_chain[-1].line)}
+                                            if item.call_chain else set())
+        skipped = [f for f in frames if f.skipped and (f.fail_file, f.fail_line) in where]
         if not skipped:
             continue
         names = ", ".join(skipped_code(f.name, f.file, f.first_line) for f in skipped)

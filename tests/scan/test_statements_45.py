@@ -72,3 +72,19 @@ def test_a_dict_comprehension_over_item_is_one_root_cause_with_its_follow_on_rec
     assert brk.skip_kind == "rest_of_frame" and "ran the rest of the function eagerly" in \
         brk.skip_cause
     assert brk.fires_per_call == 1.0
+
+
+def test_the_function_named_as_run_eagerly_is_the_one_dynamo_skipped():
+    """A break inside copy.deepcopy (the standard library) under a property: shown at the
+    property's line, the user's, but the function Dynamo skipped, and that ran eagerly, is
+    decode() (its compilation metrics fail at copy.py, not at the line shown); it said
+    init_noise_sigma(), the property, which Dynamo compiled on its own."""
+    result = scan(f"{MODELS}:DecodeSkipped", input_shapes=["8,16"])
+    (brk,) = result.breaks
+    assert (brk.function, brk.line) == ("init_noise_sigma", locate(
+        "return copy.deepcopy(self.scheduler).init_noise_sigma", MODELS)[1])
+    decode = locate("def decode(self, latents):", MODELS)[1]
+    assert brk.skip_cause == ("Dynamo could not resume from this break: it skipped the whole "
+                              f"function decode() (statements_45.py:{decode}), which ran eagerly")
+    (skipped,) = [f for f in result.frames if f.skipped]
+    assert skipped.name == "decode"

@@ -17,31 +17,36 @@ import torch
 from ..model.raw import CallCounts, CodeKey
 
 
-def compile_within(fn: Callable[..., Any], owner: Any, method: str,
+def compile_within(fn: Callable[..., Any], parts: list[tuple[Any, str]],
                    **options: Any) -> Callable[..., Any]:
-    """``fn`` run eagerly with only ``owner.method`` compiled (``torch.compile(**options)``).
+    """``fn`` run eagerly with only each ``owner.method`` of ``parts`` compiled
+    (``torch.compile(**options)``).
 
     How users compile a transformers model for ``generate``: ``model.forward =
-    torch.compile(model.forward)``, the decoding loop itself staying in Python.
+    torch.compile(model.forward)``, the decoding loop itself staying in Python; and how they
+    compile a repeated block alone: each block's ``forward`` compiled, one code for all.
     """
-    compiled = torch.compile(getattr(owner, method), **options)
+    compiled = [(owner, method, torch.compile(getattr(owner, method), **options))
+                for owner, method in parts]
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        had = method in vars(owner)
-        previous = vars(owner).get(method)
-        setattr(owner, method, compiled)
+        saved = [(owner, method, method in vars(owner), vars(owner).get(method))
+                 for owner, method, _ in compiled]
+        for owner, method, code in compiled:
+            setattr(owner, method, code)
         try:
             return fn(*args, **kwargs)
         finally:
-            if had:
-                setattr(owner, method, previous)
-            else:
-                delattr(owner, method)
+            for owner, method, had, previous in saved:
+                if had:
+                    setattr(owner, method, previous)
+                else:
+                    delattr(owner, method)
 
     return call
 
 
-def compile_model(fn: Callable[..., Any], compile_only: tuple[Any, str] | None = None,
+def compile_model(fn: Callable[..., Any], compile_only: list[tuple[Any, str]] | None = None,
                   **options: Any) -> Callable[..., Any]:
     """``torch.compile(fn, **options)``, or only ``owner.method`` of ``compile_only=(owner,
     method)`` while ``fn`` runs eagerly; empty ``options=`` is left out (it is not the same as
@@ -49,7 +54,7 @@ def compile_model(fn: Callable[..., Any], compile_only: tuple[Any, str] | None =
     if not options.get("options"):
         options.pop("options", None)
     if compile_only is not None:
-        return compile_within(fn, *compile_only, **options)
+        return compile_within(fn, compile_only, **options)
     return torch.compile(fn, **options)
 
 

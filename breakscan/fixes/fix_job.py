@@ -21,6 +21,7 @@ from ..sources import source_tree, target_file
 from .gain import change, worth_timing
 from .judge import metrics
 from .observe import with_observed_fake
+from .regional import FIX_ID as REGIONAL, cold_compiles
 from .settings import resolved_config
 
 
@@ -122,10 +123,10 @@ def switch_target(loaded: Any, switch: Switch) -> None:
         from ..pipeline.call import compiled_part
 
         try:
-            owner, method = compiled_part(model, switch.compile_only)
+            parts = compiled_part(model, switch.compile_only) or []
         except AttributeError:
-            owner, method = None, ""
-        if not callable(getattr(owner, method, None)):
+            parts = []
+        if not parts or not all(callable(getattr(o, m, None)) for o, m in parts):
             raise UsageError(f"not applicable: the model has no {switch.compile_only}()")
         loaded.compile_only = switch.compile_only
 
@@ -249,26 +250,26 @@ def scan_with_fix(request: FixRequest, on_stage: Callable[[str, Any], None],
                 expected, fixed_random = eager_reference(fixed)
         except ModelError as exc:
             raise UsageError(f"not applicable: with it, the model fails: {exc}") from None
+        drawn = [fix.changes] if fix.changes and fixed_random else []  # a rewrite's change
         found = FixedScan(result=result, same_outputs=compare_outputs(reference, expected),
-                          random=random or fixed_random, set_to=set_to,  # a rewrite's change:
-                          changes=changes + ([fix.changes] if fix.changes and fixed_random
-                                             else []),  # only where the fixed model draws
+                          random=random or fixed_random, set_to=set_to, changes=changes + drawn,
                           warmed=warmed, observed_fake=observed)
         # A switch (or rewrite) that changes what the model computes is proved against its own
         # eager run (time_interleaved compares each variant's compiled outputs with its own).
         judged = found.same_outputs.match or fix.kind == "switch" or bool(found.changes)
-        if judged and fix.before is not None and result.compile_error is None \
-                and worth_timing(change(fix.before, metrics(result, dynamic=bool(fix.dynamic)))):
+        regional = fix.fix_id == REGIONAL and result.compile_error is None  # judged on compile
+        if judged and fix.before is not None and result.compile_error is None and (regional or
+                worth_timing(change(fix.before, metrics(result, dynamic=bool(fix.dynamic))))):
             from ..dynamo.session import nested_graph_breaks
             from ..pipeline.interleaved import ORIGINAL_FAILS
-
             with nested_graph_breaks(options.nested_graph_breaks):
                 found.ab, (found.baseline, found.compiled_outputs), found.compile_error = \
                     _time_against_original(original, fixed, fix, options, config,
                                            (reference, expected), found.random,
                                            on_stage=lambda name: on_stage(name, result),
                                            on_progress=on_progress)
-
+                found.cold_compile_s = cold_compiles(original, fixed, options, sets, fix.dynamic) \
+                    if regional or fix.dynamic else None  # what compiling less saves
             if found.compile_error == ORIGINAL_FAILS:
                 found.compile_error, found.rescued = None, True
     return found

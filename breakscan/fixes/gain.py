@@ -104,6 +104,9 @@ def numbers_text(before: FixMetrics, after: FixMetrics) -> str:
         b, a = getattr(before, name), getattr(after, name)
         if b is not None or a is not None:
             parts.append(f"{words} {whole(b)} -> {whole(a)}")
+    if before.cold_compile_s is not None and after.cold_compile_s is not None:  # regional
+        parts.append(f"cold compile {before.cold_compile_s:.2f} s -> "
+                     f"{after.cold_compile_s:.2f} s")
     return ", ".join(parts)
 
 

@@ -15,6 +15,7 @@ from dataclasses import replace
 from ..model.result import FixedScan, ScanResult
 from ..model.verdicts import Correctness, Fix, FixMetrics, quoted_names
 from .gain import Change, change, change_text, decide, numbers_text
+from .regional import FIX_ID as REGIONAL, judge_regional, record_compile
 
 DRIFT_FACTOR = 2.0  # a fix's compiled outputs may drift this many times the original's
 # In a switch's title (fixes/plan.py): layer drop, requires_grad, freezing; judged with care
@@ -141,6 +142,10 @@ def judge(fix: Fix, fixed: FixedScan, *, dynamic: bool) -> None:
         fix.after = None  # no graph was made: "22 -> 0 graphs" would read as a gain
     fix.verified = fix.status == "verified"
     fix.changes = changes  # a rewrite's declared change stays only where it showed
+    if fix.fix_id == REGIONAL:  # judged on its compile time, not on the graphs it adds
+        judge_regional(fix, fixed, outputs_reason)
+    else:
+        record_compile(fix, fixed)
 
 
 def _reason(status: str, found: Change, before: FixMetrics, after: FixMetrics,

@@ -31,6 +31,7 @@ from ..rules.recompiles import SHAPE_BRANCH
 from ..sources import source_tree, target_file
 from .judge import TRAINING_SEMANTICS, metrics
 from .library_patch import plan_library_patches
+from .regional import plan_regional
 from .settings import dynamo_config, hinted_settings
 
 # Source fixes tried only when no other source fix rewrote the break's line, refused quietly.
@@ -91,13 +92,11 @@ def plan_fixes(target: str, result: ScanResult) -> list[FixPlan]:
             if finding.file and finding.line:
                 _plan_source(plans, seen, spec.id, finding.category, finding.file, finding.line,
                              None, own_file, before)
-    plans.extend(_library_switches(result, before))
-    plans.extend(_warm_up(result, before))
-    plans.extend(_path_switches(result, before))
-    plans.extend(_input_forms(result, before))
-    if result.recompiles is not None and result.recompiles.recompiles and \
-            result.recompiles.dynamic_helps is not False and \
-            not result.compile_settings.get("dynamic"):  # not what the scan showed useless
+    for more in (_library_switches, _warm_up, _path_switches, _input_forms):
+        plans.extend(more(result, before))
+    plans.extend(FixPlan(fix, {}, switch=switch) for fix, switch in plan_regional(result, before))
+    if result.recompiles is not None and result.recompiles.recompiles and result.recompiles.\
+            dynamic_helps is not False and not result.compile_settings.get("dynamic"):
         setting = FIXES["dynamic"].setting
         plans.append(FixPlan(Fix(rule=FIXES["dynamic"].rule, fix_id="dynamic", kind="setting",
                                  title=f"compile with {setting}", category=SHAPE_BRANCH.category,
@@ -350,7 +349,8 @@ def _plan_source(plans: list[FixPlan], seen: set, fix_id: str, category: str, fi
     rewrite = propose_rewrite(source, line, fix_id, category=category, call=call)
     fix.title = rewrite.title
     if rewrite.new_source is None:
-        if not drop and (rewrite.matched or not only_matched):  # an .item() whose value is used, not only logged: the setting is the fix
+        # an .item() whose value is used, not only logged: the setting is the fix
+        if not drop and (rewrite.matched or not only_matched):
             fix.reason = f"refused: {rewrite.refused}"
             plans.append(FixPlan(fix, {}))
         return

@@ -98,3 +98,16 @@ class CompileTime:
 
     def top_frames(self, count: int = 5) -> list[FrameCompile]:
         return sorted(self.cold.frames, key=lambda f: -f.total_s)[:count]
+
+
+@dataclass
+class RepeatedBlock:
+    """An ``nn.Module`` class called twice or more per model call (transformer layers, UNet
+    blocks): compiling it alone (regional compilation) compiles its code once for every call."""
+
+    name: str  # the class's qualified name
+    file: str  # where the class is defined
+    line: int
+    instances: int  # how many of its instances the call ran
+    calls: int  # how many times it was called in one model call
+    parameters: int  # parameters of one instance

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..frames import Frame
-from .compile_time import CompileTime
+from .compile_time import CompileTime, RepeatedBlock
 from .records import (CompiledFrame, CompileError, Discrepancy, ExplainCounts, GraphInfo,
                       KernelFinding, RecompileReport, RootBreak, StaticFinding)
 from .verdicts import (ABTiming, Correctness, ExpectedCheck, Fix, GateResult, ModelStateReport,
                        TimingReport)
 
-SCHEMA_VERSION = "1.24"
+SCHEMA_VERSION = "1.25"
 
 
 def whole(value: float | None) -> str:
@@ -151,6 +151,8 @@ class ScanResult:
     recompiles: RecompileReport | None = None
     timings: TimingReport | None = None
     compile_time: CompileTime | None = None  # --compile-time: cold and warm, per frame
+    # nn.Module classes called twice or more per call, outermost only (pipeline/blocks.py)
+    repeated_blocks: list[RepeatedBlock] = field(default_factory=list)
     gate: GateResult | None = None
     static: list[StaticFinding] = field(default_factory=list)  # lint of the scanned source
     kernel_findings: list[KernelFinding] = field(default_factory=list)  # --kernels (BS2xx)
@@ -231,7 +233,7 @@ class ScanResult:
         order = ["schema_version", "target", "method", "torch_version", "python_version", "device",
                  "training", "inputs", "captured_call", "compile_settings", "dynamo_settings", "compile_error", "program", "ranks",
                  "rank_differences", "summary", "explain", "later_call", "model_state",
-                 "discrepancies", "breaks", "graphs", "frames", "recompiles", "timings", "compile_time", "static",
+                 "discrepancies", "breaks", "graphs", "frames", "recompiles", "timings", "compile_time", "repeated_blocks", "static",
                  "kernel_findings", "fixes", "unfixed", "gate", "partial", "stopped_at", "error", "notes", "capture_seconds",
                  "stages", "model_output", "dynamo_log"]
         return {key: data[key] for key in order}
@@ -299,6 +301,7 @@ class FixedScan:
     warmed: list[str] = field(default_factory=list)
     # An escape hatch's fake read off the eager run (fixes/observe.py), with what it rests on.
     observed_fake: str | None = None
+    cold_compile_s: tuple[float, float] | None = None  # regional_compile: (whole, block alone)
 
 
 @dataclass

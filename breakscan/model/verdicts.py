@@ -155,6 +155,9 @@ class FixMetrics:
     frames_run_eagerly_per_call: float | None = None
     kernels_per_call: float | None = None  # with --kernels: kernels launched per model call
     kernel_findings: int | None = None  # with --kernels: the kernel rules' findings (BS2xx)
+    # regional_compile: the cold compile's frames, seconds, in the fix's process (whole model
+    # before, the repeated block alone after)
+    cold_compile_s: float | None = None
 
 
 # What trying a fix showed, in the words every report uses.

@@ -26,7 +26,7 @@ class ModelCall:
     device: torch.device
     training: bool = False
     # Compile only this method of this object while ``fn`` runs eagerly: (owner, method).
-    compile_only: tuple[Any, str] | None = None
+    compile_only: list[tuple[Any, str]] | None = None
     dynamic: bool | None = None  # the user's torch.compile(dynamic=...)
     compile_options: dict[str, Any] = field(default_factory=dict)  # torch.compile(options=...)
     # What the model's calls change on it: every compared run starts fresh; timed calls are
@@ -44,16 +44,23 @@ class ModelCall:
             self.state.steady()
 
 
-def compiled_part(model: Any, dotted: str | None) -> tuple[Any, str] | None:
-    """``compile_only`` as (owner, method): ``"forward"`` of the model, ``"lm.forward"`` of its
-    submodule ``lm`` (a ``generate()`` loop in the model's own forward stays eager)."""
+def compiled_part(model: Any, dotted: str | None) -> list[tuple[Any, str]] | None:
+    """``compile_only`` as (owner, method) pairs: ``"forward"`` of the model, ``"lm.forward"``
+    of its submodule ``lm`` (a ``generate()`` loop in the model's own forward stays eager),
+    ``"@Block.forward"`` of every submodule of that class (regional compilation: one compiled
+    code for every block). ``AttributeError`` when there is no such part."""
     if not dotted:
         return None
     path, _, method = dotted.rpartition(".")
+    if path.startswith("@"):
+        blocks = [(m, method) for m in model.modules() if type(m).__qualname__ == path[1:]]
+        if not blocks:
+            raise AttributeError(f"no submodule of class {path[1:]}")
+        return blocks
     owner = model
     for name in filter(None, path.split(".")):
         owner = getattr(owner, name)
-    return owner, method
+    return [(owner, method)]
 
 
 def model_call(loaded: LoadedTarget, options: ScanOptions) -> ModelCall:

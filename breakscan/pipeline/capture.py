@@ -299,7 +299,7 @@ def scan_pass(call: ModelCall, *, verbose: bool = False,
               keep_inputs: bool = False) -> Iterator[ScanPass]:
     """The scan's one compiled model, from clean Dynamo state to clean Dynamo state.
 
-    ``call.compile_only=(owner, method)`` compiles only that method while ``call.fn`` runs
+    ``call.compile_only=[(owner, method)]`` compiles only that method while ``call.fn`` runs
     eagerly; ``call.dynamic`` is the user's ``torch.compile(dynamic=...)``; ``keep_inputs`` keeps
     each graph's example inputs for :meth:`ScanPass.first_graphs` (``--kernels``).
     """

@@ -156,8 +156,18 @@ def _run(kind: str, call: ModelCall, input_sets: list[tuple[Any, ...]],
     return CompileRun(kind=kind, wall_s=round(wall, 6), frames=frames, instructions=counted[0])
 
 
+def first_inductor_use(mode: str | None = None) -> None:
+    """Inductor's one-time costs in this process (its imports, the C++ compiler's checks) paid
+    on a throwaway function, so that the next cold compile measured is the model's alone."""
+    with tempfile.TemporaryDirectory(prefix="breakscan-compile-") as folder, \
+            _cache_folder(folder):
+        torch.compile(lambda x: torch.relu(x) + 1, backend="inductor", mode=mode)(torch.ones(4))
+    torch._dynamo.reset()
+
+
 def measure_compile_time(call: ModelCall, mode: str | None = None,
-                         input_sets: list[tuple[Any, ...]] | None = None) -> CompileTime:
+                         input_sets: list[tuple[Any, ...]] | None = None, *,
+                         warm: bool = True) -> CompileTime:
     """The model compiled cold, then warm, with Inductor (torch.compile's default backend, the
     one whose phases Dynamo records; ``mode`` and the user's options as given); the other
     ``input_sets`` (``--vary-batch``/``--shapes``) are called after the first call, so their
@@ -169,14 +179,14 @@ def measure_compile_time(call: ModelCall, mode: str | None = None,
     with tempfile.TemporaryDirectory(prefix="breakscan-compile-") as folder, \
             _cache_folder(folder):
         cold = _run("cold", call, sets, mode)
-        warm = _run("warm", call, sets, mode)
+        again = _run("warm", call, sets, mode) if warm else None
     if cold.instructions is None:
         notes.append("torch's compile-time instruction counter is unavailable here (it needs "
                      "Linux perf events): the phase times are the figures")
     torch._dynamo.reset()
     call.fresh()  # the stages after it start from the model as built, as they did before
     backend = "inductor" + (f", mode={mode}" if mode else "")
-    return CompileTime(backend=backend, cold=cold, warm=warm, input_sets=1 + len(sets),
+    return CompileTime(backend=backend, cold=cold, warm=again, input_sets=1 + len(sets),
                        notes=notes)
 
 

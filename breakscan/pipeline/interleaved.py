@@ -39,7 +39,7 @@ class Variant:
     fn: Callable[..., Any]
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
-    compile_only: tuple[Any, str] | None = None
+    compile_only: list[tuple[Any, str]] | None = None
     dynamic: bool | None = None
     config: dict[str, Any] = field(default_factory=dict)  # torch._dynamo.config while compiled
     env: dict[str, str] = field(default_factory=dict)  # environment variables while it runs

@@ -284,7 +284,7 @@ def measure(call: ModelCall, timing: TimingOptions, *,
 
     ``on_stage(name, report_so_far)`` is called as each step starts, so an isolated scan that
     hangs or crashes mid-way still reports the steps that finished; ``on_progress(text)`` hears
-    the runs of the step being timed. ``call.compile_only=(owner, method)`` compiles only that
+    the runs of the step being timed. ``call.compile_only=[(owner, method)]`` compiles only that
     method while ``call.fn`` runs eagerly. ``frame_costs``, when given, is filled in (see
     :class:`FrameCosts`). ``backend`` compiles the compiled variant instead of
     ``timing.backend`` (``--kernels``' inspecting Inductor: one compile for both).

@@ -31,6 +31,7 @@ from ..model.verdicts import TimingReport
 from ..options import ScanOptions, TimingOptions
 from ..startup import torch_import_notices
 from ..target import parse_input_sets
+from .blocks import counting_blocks
 from .call import ModelCall, model_call
 from .compile_time import attribute_frames, measure_compile_time
 from .capture import bounded_output, run_eager, scan_pass
@@ -155,8 +156,9 @@ def _capture(loaded: LoadedTarget, call: ModelCall, options: ScanOptions, progre
             site = inner_site(brk)
             if site is not None:  # shown at the user's line, taken deeper (a library's lock)
                 executed.setdefault(site.file, set())
-        printed = run_eager(call, label=f"{loaded.spec.name}.{loaded.method}",
-                            executed=executed, after_first=raw.explain_error is None)
+        with counting_blocks(loaded.model) as result.repeated_blocks:  # regional compile
+            printed = run_eager(call, label=f"{loaded.spec.name}.{loaded.method}",
+                                executed=executed, after_first=raw.explain_error is None)
         result.model_output = bounded_output(printed + result.model_output)
         if call.state is not None:  # the eager run is the model's call 2: what changed again
             call.state.after_later_call()

@@ -226,6 +226,8 @@ def fix_numbers(fix: Fix) -> str:
         parts.append(f"kernels per call {_arrow(b.kernels_per_call, a.kernels_per_call, count)}")
     if b.kernel_findings != a.kernel_findings:  # a kernel rule's fix
         parts.append(f"kernel findings {_arrow(b.kernel_findings, a.kernel_findings)}")
+    if b.cold_compile_s is not None and a.cold_compile_s is not None:  # regional_compile
+        parts.append(f"cold compile {b.cold_compile_s:.2f} s → {a.cold_compile_s:.2f} s")
     return " · ".join(parts)
 
 

@@ -140,4 +140,12 @@ FIXES: tuple[FixSpec, ...] = (
             "generate)", switch=Switch(compile_only="forward"), applies=_through_generation,
             offered="a break inside transformers' generation code (generate() called in the "
                     "compiled forward: the inner model's forward is compiled instead)"),
+    # Compiling less (issue 47): the largest nn.Module class a call runs twice or more
+    # compiled alone, judged on the cold compile time (fixes/regional.py); planned from the
+    # scan's repeated blocks, never by a call chain.
+    FixSpec("regional_compile", "switch", None,
+            "block.compile()  # each instance of the repeated block; the model itself eager",
+            switch=Switch(compile_only="@Block.forward"), applies=_planned_elsewhere,
+            offered="an nn.Module class one call runs twice or more (transformer layers, UNet "
+                    "blocks; the scan's repeated blocks): judged on the cold compile time"),
 )

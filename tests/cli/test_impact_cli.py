@@ -13,7 +13,7 @@ def test_json_gate_and_terminal_carry_the_per_call_counts():
     proc = run_cli(PER_LAYER, "-s", "8,16", "--max-graph-calls", "47", "--format", "json")
     assert proc.returncode == 1, proc.stderr
     doc = json.loads(proc.stdout)
-    assert doc["schema_version"] == "1.24"
+    assert doc["schema_version"] == "1.25"
     assert doc["summary"]["graph_calls_per_call"] == 48
     assert doc["summary"]["eager_gaps_per_call"] == 24
     assert doc["breaks"][0]["fires_per_call"] == 24

@@ -55,7 +55,7 @@ def test_the_report_of_a_recorded_trace():
     assert [r["reasons"] for r in report["recompiles"]["recompiles"]] == [
         ["tensor 'x' size mismatch at index 0. expected 8, actual 4"],
         ["tensor 'y' size mismatch at index 0. expected 8, actual 4"]]
-    assert [r["rank"] for r in report["ranks"]] == [0] and report["schema_version"] == "1.24"
+    assert [r["rank"] for r in report["ranks"]] == [0] and report["schema_version"] == "1.25"
 
 
 def test_bad_trace_folders_are_one_line_errors(tmp_path):

@@ -63,7 +63,9 @@ def _planned(case: dict, tmp_path) -> list[str]:
                              summary=summary, compile_settings=case.get("compile_settings", {}),
                              dynamo_settings=case.get("dynamo_settings", {}), method="forward",
                              inputs=[SimpleNamespace(kind="tensor", **i)
-                                     for i in case.get("inputs", [])])
+                                     for i in case.get("inputs", [])],
+                             repeated_blocks=[SimpleNamespace(**b)
+                                              for b in case.get("repeated_blocks", [])])
     return [p.fix.fix_id for p in plan_fixes(f"{model}:Net", result)]
 
 

@@ -197,3 +197,33 @@ def test_a_switch_that_changes_the_model_is_judged_on_its_own_eager_run():
     source = dataclasses.replace(switch, kind="source", fix_id="torch_where", title="where")
     assert semantics(source, untimed) is None
     assert _outputs_reason(source, untimed).startswith("outputs differ from the original model")
+
+
+def test_a_regional_compile_is_judged_on_its_cold_compile_and_says_the_run_time():
+    """Shorter cold compile, run time within 5 %: verified, both numbers said; more than 5 %
+    slower: slower; a compile not shorter: no effect."""
+    from types import SimpleNamespace
+
+    from breakscan.fixes.regional import judge_regional
+    from breakscan.model.verdicts import Fix, FixMetrics
+
+    def judged(whole, alone, speedup, verdict):
+        fix = Fix(rule="compile-time", fix_id="regional_compile", kind="switch", title="t",
+                  category="compile_time", before=FixMetrics(1, 0, None, None, None),
+                  after=FixMetrics(1, 0, None, None, None), status="makes it worse")
+        ab = SimpleNamespace(verdict=verdict, speedup=SimpleNamespace(value=speedup),
+                             said=lambda: f"{verdict} ({speedup:.2f}×)")
+        judge_regional(fix, SimpleNamespace(cold_compile_s=(whole, alone), ab=ab), None)
+        return fix
+
+    kept = judged(3.78, 1.34, 0.98, "slower")
+    assert (kept.status, kept.verified) == ("verified", True)
+    assert kept.reason == ("cold compile 3.78 s -> 1.34 s (2.8x shorter); run time slower "
+                           "(0.98×) (within 5 %: the cost of calling each compiled block)")
+    assert (kept.before.cold_compile_s, kept.after.cold_compile_s) == (3.78, 1.34)
+    lost = judged(2.18, 0.17, 0.46, "slower")
+    assert lost.status == "slower" and "12.8x shorter), but the compiled model runs slower: " \
+        "run time slower (0.46×)" in lost.reason
+    same = judged(2.0, 1.9, 1.0, "no measurable difference")
+    assert same.status == "no effect" and same.reason.startswith(
+        "no effect: cold compile 2.00 s -> 1.90 s, not measurably shorter")

@@ -9,6 +9,11 @@ alone, and prints the compiled frames' seconds and the wall time of that first c
 regional alternate; the figures are medians of ``--repeats`` processes.
 
     python benchmarks/compile_time.py [--depths 4,8,16,32] [--width 256] [--repeats 3]
+    python benchmarks/compile_time.py --real   # transformers Llama, timm ViT, diffusers UNet
+
+``--real`` measures tiny real library models (transformers, timm with its torchvision stub,
+diffusers installed as for the slow suite), each block found as the scan finds it
+(``pipeline/blocks.py``: the largest class one call runs twice or more).
 """
 
 from __future__ import annotations
@@ -33,21 +38,42 @@ from breakscan.pipeline.call import model_call
 from breakscan.pipeline.compile_time import first_inductor_use, measure_compile_time
 from breakscan.pipeline.load import load_target
 
+from breakscan.pipeline.blocks import counting_blocks
+
 torch.manual_seed(0)
-loaded = load_target({target!r}, input_shapes=({shape!r},), init_args={init!r})
+loaded = load_target({target!r}, **{load!r})
+block = ""
 if {regional!r}:
-    loaded.compile_only = "@Block.forward"
+    with counting_blocks(loaded.model) as blocks, torch.no_grad():
+        loaded.fn(*loaded.args, **loaded.kwargs)
+    block = blocks[0].name
+    loaded.compile_only = "@" + block + ".forward"
 first_inductor_use()
 found = measure_compile_time(model_call(loaded, ScanOptions()), warm=False)
 print(json.dumps({{"frames_s": found.cold.frames_s, "wall_s": found.cold.wall_s,
-                  "frames": len(found.cold.frames)}}))
+                  "frames": len(found.cold.frames), "block": block}}))
 """
+
+
+THIRD = ROOT / "tests" / "fixtures" / "third_party"
+REAL = {  # label: (target, load_target's keywords)
+    "transformers Llama, 12 decoder layers": (f"{THIRD}/hf_models.py:llama12",
+                                              {"input_shapes": ["2,16"], "dtype": "int64"}),
+    "timm ViT, 12 blocks": (f"{THIRD}/timm_models.py:vit", {"input_shapes": ["1,3,32,32"]}),
+    "diffusers UNet2DModel": (f"{THIRD}/ddim_loop.py:unet",
+                              {"inputs": f"{THIRD}/ddim_loop.py:unet_inputs"}),
+}
 
 
 def _one(depth: int, width: int, regional: bool) -> dict:
     target = f"{ROOT}/tests/fixtures/models/regional_cases.py:Stack16"
-    code = CHILD.format(root=str(ROOT), target=target, shape=f"64,{width}",
-                        init=json.dumps({"depth": depth, "width": width}), regional=regional)
+    load = {"input_shapes": [f"64,{width}"], "init_args": json.dumps({"depth": depth,
+                                                                     "width": width})}
+    return _child(target, load, regional)
+
+
+def _child(target: str, load: dict, regional: bool) -> dict:
+    code = CHILD.format(root=str(ROOT), target=target, load=load, regional=regional)
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          check=True).stdout
@@ -59,12 +85,16 @@ def main() -> None:
     parser.add_argument("--depths", default="4,8,16,32")
     parser.add_argument("--width", type=int, default=256)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--real", action="store_true", help="the real library models")
     args = parser.parse_args()
     import torch
 
     print(f"{platform.machine()}, {os.cpu_count()} CPUs, python {platform.python_version()}, "
           f"torch {torch.__version__}; width {args.width}, batch 64; median of {args.repeats} "
           "fresh processes each")
+    if args.real:
+        _real(args.repeats)
+        return
     print("| blocks | whole: cold compile (frames) | regional: cold compile (frames) | saved |")
     print("|---|---|---|---|")
     for depth in map(int, args.depths.split(",")):
@@ -80,6 +110,22 @@ def main() -> None:
               f"[{min(x['frames_s'] for x in regional):.2f}–"
               f"{max(x['frames_s'] for x in regional):.2f}] ({regional[0]['frames']}) | "
               f"{w / r:.1f}× |")
+
+
+def _real(repeats: int) -> None:
+    print("| model | block | whole: cold compile | regional: cold compile | saved |")
+    print("|---|---|---|---|---|")
+    for label, (target, load) in REAL.items():
+        whole, regional = [], []
+        for _ in range(repeats):  # interleaved
+            whole.append(_child(target, load, False))
+            regional.append(_child(target, load, True))
+        w = statistics.median(r["frames_s"] for r in whole)
+        r = statistics.median(x["frames_s"] for x in regional)
+        print(f"| {label} | {regional[0]['block']} | {w:.2f} s "
+              f"[{min(x['frames_s'] for x in whole):.2f}–{max(x['frames_s'] for x in whole):.2f}]"
+              f" | {r:.2f} s [{min(x['frames_s'] for x in regional):.2f}–"
+              f"{max(x['frames_s'] for x in regional):.2f}] | {w / r:.1f}× |")
 
 
 if __name__ == "__main__":

@@ -365,8 +365,12 @@ def relative_to(path: str, root: str) -> str:
 
 
 def display_path(path: str) -> str:
-    """How reports, diffs and messages show a file: relative to the working directory when it
-    is inside it, else absolute (never a chain of ``../`` up to some other folder)."""
+    """How reports, diffs and messages show a file: a file of an installed package from the
+    package's top module, even in a ``.venv`` under the working directory
+    (``transformers/models/bert/modeling_bert.py``: the report names the version once); else
+    relative to the working directory when inside it; the standard library's as
+    ``stdlib:functools.py``; else absolute (never a chain of ``../``).
+    JSON keeps the absolute path."""
     if not path or path.startswith("<"):
         return path
     return _displayed(path, os.getcwd())
@@ -375,7 +379,17 @@ def display_path(path: str) -> str:
 @functools.lru_cache(maxsize=4096)
 def _displayed(path: str, cwd: str) -> str:
     """:func:`display_path` for one working directory (a zoo's report shows a file many times)."""
-    return _inside(path, cwd) or os.path.abspath(path)
+    package = package_path(path)  # before the working directory: a project's own .venv
+    if package:
+        return package
+    inside = _inside(path, cwd)
+    if inside:
+        return inside
+    full = os.path.abspath(path)
+    if is_stdlib_file(full):
+        root = next(d for d in _STDLIB_DIRS if full.startswith(d))
+        return "stdlib:" + full[len(root):].lstrip(os.sep).replace(os.sep, "/")
+    return full
 
 
 def repo_path(path: str) -> str:

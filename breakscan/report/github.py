@@ -3,7 +3,10 @@ for ``$GITHUB_STEP_SUMMARY``."""
 
 from __future__ import annotations
 
-from ..frames import repo_path
+import os
+from typing import Any
+
+from ..frames import display_path, repo_path
 from ..model.result import ModelRun
 from ..model.result import whole as count
 from ..rules.categories import CATEGORIES
@@ -34,16 +37,20 @@ def to_github(runs: list[ModelRun]) -> str:
         level = "error" if gate is not None and not gate.passed else "warning"
         error = run.result.compile_error
         if error is not None:
+            in_repo = bool(error.file) and not os.path.isabs(repo_path(error.file))
             where = f"file={_escape_property(repo_path(error.file))},line={error.line}," \
-                if error.file else ""
+                if in_repo else ""
+            at = f" at {shown_path(error.file)}:{error.line}" if error.file and not in_repo \
+                else ""
             lines.append(f"::error {where}title={_escape_property('torch.compile fails')}::"
-                         + _escape_data(f"{run.target}: {error.exception}: {error.message}"))
+                         + _escape_data(f"{run.target}: {error.exception}: {error.message}{at}"))
         for brk in run.result.breaks:
             title = _escape_property(f"graph break: {brk.category}")
+            file, line, inside = _annotated(brk)
             message = _escape_data(f"{CATEGORIES[brk.category].title} ({brk.gb_id or '-'}): "
-                                   f"{brk.code}\nfix: {brk.suggestion}")
-            lines.append(f"::{level} file={_escape_property(repo_path(brk.file))},"
-                         f"line={brk.line},title={title}::{message}")
+                                   f"{inside}{brk.code}\nfix: {brk.suggestion}")
+            where = f"file={_escape_property(file)},line={line}," if file else ""
+            lines.append(f"::{level} {where}title={title}::{message}")
         for finding in run.result.kernel_findings:  # --kernels: at the user's line
             if finding.file and finding.line:
                 title = _escape_property(f"{finding.rule} kernel: {finding.category}")
@@ -67,6 +74,26 @@ def to_github(runs: list[ModelRun]) -> str:
             if not recompiles:
                 lines.append("::error title=breakscan gate::" + _escape_data(summary))
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _annotated(brk: Any) -> tuple[str | None, int, str]:
+    """Where a break's annotation goes: its line in the repository; for one in an installed
+    package, the user's line that calls into it (the package's path said in the message), or
+    no file at all (GitHub cannot show a file outside the repository)."""
+    if not os.path.isabs(repo_path(brk.file)):
+        return repo_path(brk.file), brk.line, ""
+    inside = f"in {display_path(brk.file)}:{brk.line}: "
+    user = brk.user_frame
+    if user is not None and not os.path.isabs(repo_path(user.file)):
+        return repo_path(user.file), user.line, inside
+    return None, 0, inside
+
+
+def shown_path(path: str) -> str:
+    """A path in a human format: relative to the repository when in it, else as reports show
+    it (an installed package's from its top module)."""
+    relative = repo_path(path)
+    return relative if not os.path.isabs(relative) else display_path(path)
 
 
 def _cell(text: str) -> str:
@@ -122,11 +149,11 @@ def to_markdown(runs: list[ModelRun]) -> str:
             continue
         out += ["", f"### `{_code(run.target)}`", ""]
         if error is not None:
-            where = f"`{_code(repo_path(error.file))}:{error.line}` " if error.file else ""
+            where = f"`{_code(shown_path(error.file))}:{error.line}` " if error.file else ""
             out.append(f"- **torch.compile fails** {where}`{_code(error.code or '')}` — "
                        f"{_text(error.exception)}: {_text(error.message)}")
         for brk in run.result.breaks:
-            out.append(f"- **{brk.category}** `{_code(repo_path(brk.file))}:{brk.line}` "
+            out.append(f"- **{brk.category}** `{_code(shown_path(brk.file))}:{brk.line}` "
                        f"`{_code(brk.code)}` — {_text(brk.suggestion)}")
     return "\n".join(out) + "\n"
 

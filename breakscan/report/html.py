@@ -30,6 +30,7 @@ from ..rules.catalogue import finding_status, rule_for
 from ..rules.categories import REGISTRY_URL
 from .html_kernels import KernelChip, finding_anchor, ir_rows, kernel_rows, source_chips
 from .literal import output_tail, printable, scrubbed
+from .locations import libraries, line_ranges
 from .terminal_compile import cache_text, frame_label
 from .wording import (calls_line, calls_text, chain_step, compared_speedup, compared_timing,
                       compared_total, compile_error_advice, fires_text, fix_numbers, fixes_baseline,
@@ -70,6 +71,11 @@ class SourceLine:
                       f'<td class="code">{self.code}</td>\n</tr>')
 
 
+def where(location: str) -> Markup:
+    """``<code title="/abs/path.py:12">package/path.py:12</code>``."""
+    return Markup(f'<code title="{escape(location)}">{escape(display_path(location))}</code>')
+
+
 @dataclass
 class SourceView:
     anchor: str
@@ -85,6 +91,9 @@ def _environment() -> Environment:
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["ms"] = lambda s: "-" if s is None else ms(s)
     env.filters["short"] = lambda p: display_path(p) if p else ""
+    env.filters["where"] = where  # the path shown, the absolute one in its tooltip
+    env.filters["line_ranges"] = line_ranges
+    env.filters["libraries"] = libraries
     env.filters["finding_status"] = lambda f: finding_status(f.status, f.category)
     env.filters["noise_note"] = noise_note
     env.filters["random_note"] = random_note

@@ -14,6 +14,7 @@ from ..frames import display_path
 from ..model.result import ProgramReport, ScanResult
 from ..model.result import whole as count
 from .literal import LiteralTable
+from .locations import libraries
 from .wording import plural
 
 
@@ -71,9 +72,10 @@ def print_what_ran(result: ScanResult, console: Console) -> None:
         inputs = ", ".join(f"{i.name}: {i.dtype}{i.shape}" if i.kind == "tensor" else
                            f"{i.name}: {i.kind}" for i in result.inputs)
         mode = "train" if result.training else "eval, no_grad"  # the breaks can differ by mode
-        console.print(Text(f"torch {result.torch_version} · {result.device} · {mode} · "
-                           f"{result.method}({inputs}) · capture {result.capture_seconds:.2f}s",
-                           style="dim"))
+        libs = libraries(result)  # its paths are shown from each package's top module
+        console.print(Text(f"torch {result.torch_version}{' · ' + libs if libs else ''} · "
+                           f"{result.device} · {mode} · {result.method}({inputs}) · capture "
+                           f"{result.capture_seconds:.2f}s", style="dim"))
     elif result.kind == "trace":
         console.print(Text(f"torch {result.torch_version} · read from the job's TORCH_TRACE "
                            "files", style="dim"))

@@ -276,3 +276,37 @@ def _ids(name: str) -> set[str]:
 TORCH_213_IDS = _ids("registry_2_13_ids.txt")
 TORCH_214_IDS = _ids("registry_2_14_new_ids.txt")
 TORCH_215_IDS = _ids("registry_2_15_new_ids.txt")
+
+
+def chromium_renders(page: str, name: str, tmp_path: Path) -> dict:
+    """A report page as headless Chromium lays it out in a 1,280-pixel-wide window: its DOM,
+    whether it scrolls sideways (measured on a copy with a one-line script: the report itself
+    has none) and a screenshot, kept in ``$BREAKSCAN_ARTIFACTS`` (CI keeps it) or ``tmp_path``."""
+    import shutil
+    import subprocess as sp
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        import pytest
+
+        pytest.skip("chromium not installed (.ci/run installs it)")
+    out = Path(os.environ.get("BREAKSCAN_ARTIFACTS") or tmp_path)
+    out.mkdir(parents=True, exist_ok=True)
+    path, probe = out / f"{name}.html", tmp_path / f"{name}.probe.html"
+    path.write_text(page, encoding="utf-8")
+    measuring = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page)  # copy
+    probe.write_text(measuring.replace("</body>", "<script>document.body.setAttribute('data-widths', "
+                                  "document.documentElement.scrollWidth + ' ' + "
+                                  "document.documentElement.clientWidth)</script></body>"),
+                     encoding="utf-8")
+    base = [chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+            f"--user-data-dir={tmp_path / 'chromium-profile'}", "--window-size=1280,2000"]
+    measured = sp.run(base + ["--dump-dom", probe.resolve().as_uri()], capture_output=True,
+                      text=True, timeout=120, check=True).stdout
+    scroll, client = map(int, re.search(r'data-widths="(\d+) (\d+)"', measured).groups())
+    dom = sp.run(base + ["--dump-dom", path.resolve().as_uri()], capture_output=True, text=True,
+                 timeout=120, check=True).stdout
+    shot = out / f"{name}-1280.png"
+    sp.run(base + [f"--screenshot={shot}", path.resolve().as_uri()], capture_output=True,
+           timeout=120, check=True)
+    return {"dom": dom, "scroll_width": scroll, "client_width": client, "screenshot": shot}

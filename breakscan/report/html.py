@@ -29,6 +29,7 @@ from ..model.verdicts import Fix
 from ..rules.catalogue import finding_status, rule_for
 from ..rules.categories import REGISTRY_URL
 from .html_kernels import KernelChip, finding_anchor, ir_rows, kernel_rows, source_chips
+from .html_picture import call_picture, first_screen, fix_picture
 from .literal import output_tail, printable, scrubbed
 from .locations import libraries, line_ranges
 from .terminal_compile import cache_text, frame_label
@@ -94,6 +95,7 @@ def _environment() -> Environment:
     env.filters["where"] = where  # the path shown, the absolute one in its tooltip
     env.filters["line_ranges"] = line_ranges
     env.filters["libraries"] = libraries
+    env.filters["fix_picture"] = fix_picture
     env.filters["finding_status"] = lambda f: finding_status(f.status, f.category)
     env.filters["noise_note"] = noise_note
     env.filters["random_note"] = random_note
@@ -327,7 +329,8 @@ def _section(run: ModelRun, k: int, zoo: bool = False) -> dict[str, Any]:
             result.fixes, result.timings.backend if result.timings else None,
             result.recompiles.input_sets if result.recompiles else None),
         "static": [f for f in result.static if f.status != "break"],
-        "chart": _timing_chart(result),
+        "chart": _timing_chart(result), "picture": call_picture(result),
+        "todo": first_screen(result),
         "compile_chart": _compile_chart(result),
         "compile_caches": {run.kind: cache_text(run) for run in (
             result.compile_time.cold, result.compile_time.warm) if run is not None}

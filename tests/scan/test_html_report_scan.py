@@ -383,3 +383,35 @@ def test_every_sample_model_renders_in_chromium_with_the_json_facts(tmp_path):
         user_lines = {(b["file"], b["line"]) for b in facts["breaks"] if b["owner"] == "user"}
         marked = [n for n in sec.iter() if n.tag == "tr" and "brk" in n.classes()]
         assert len(marked) == len(user_lines), run.target
+
+
+def test_the_first_screen_says_what_to_do_and_pictures_one_call(tmp_path):
+    """Issue 48 §3-4: PerLayerBranch timed and fixed: the top of its section is the verdict, the
+    root cause with its cost, one-line fix and fix status, then the picture of one call: one
+    block per compiled-graph call (48), one gap per return to Python (24), labelled #1, the
+    eagerly run loop hatched; the verified fix drawn before and after. In Chromium at 1,280 px
+    the page does not scroll sideways (screenshot kept with the CI artifacts)."""
+    from breakscan import Limits, ScanOptions, TimingOptions
+    from breakscan.fixes.verify import verify_fixes
+
+    from conftest import chromium_renders
+
+    target = f"{ROOT}/sample_models/per_layer_branch.py:PerLayerBranch"
+    options = ScanOptions(input_shapes=("8,16",),
+                          timing=TimingOptions(backend="eager", max_run_time=0.1))
+    result = scan(target, options)
+    result.fixes = verify_fixes(target, options, result, Limits(), isolate=False)
+    page = to_html([ModelRun(target=target, result=result)])
+    todo = page[page.index('<div class="todo">'):page.index("<h3>Summary</h3>")]
+    assert "1 root cause(s):" in todo and "#1 frame_skipped</a>" in todo
+    assert "Move the breaking call out of the loop" in todo
+    assert re.search(r'fix-status">fix torch_where: (verified|slower)<', todo), todo[:2000]
+    svg = todo[todo.index("<svg"):todo.index("</svg>")]
+    assert svg.count('class="graph-call"') == 48 and 'data-graph-calls="48"' in svg
+    assert svg.count('class="return"') == 24 and ">#1 ↓<" in svg and 'class="eager"' in svg
+    assert "<script" not in page and page.count('class="strip-label">') == 2  # fix: before/after
+    shown = chromium_renders(page, "per-layer-branch", tmp_path)
+    assert shown["scroll_width"] <= shown["client_width"] <= 1280, shown
+    doc = parse(shown["dom"])
+    assert len([n for n in doc.root.iter() if n.tag == "rect" and "graph-call" in n.classes()
+                ]) == 48 + 48 + 1  # the call, and the fix's before (48) and after (1)

@@ -736,3 +736,29 @@ def test_the_compile_gate_and_its_expected_figure_on_a_real_model(tmp_path):
     assert check["name"] == "max_compile_time" and check["passed"] and check["actual"] > 0
     said = " ".join((proc.stdout + proc.stderr).split())
     assert f"FAIL {target}: compile_s 0.001 -> " in said and "(torch 1.0.0 -> " in said
+
+
+def test_a_real_models_html_report_reads_at_a_glance_in_chromium(tmp_path):
+    """Issue 48 on transformers' Longformer (an .item() inside the library): library paths from
+    the package's top module with transformers' version once, graphs' lines as ranges, the
+    picture of one call with one block per compiled-graph call, no sideways scroll at 1,280 px
+    in Chromium (screenshot kept with the CI artifacts)."""
+    import re
+    from importlib.metadata import version
+
+    from breakscan import scan
+    from breakscan.model.result import ModelRun
+    from breakscan.report.html import to_html
+
+    from conftest import chromium_renders
+
+    result = scan(f"{HF}:longformer", input_shapes=["2,16"], dtype="int64")
+    page = to_html([ModelRun(target="longformer", result=result)])
+    visible = re.sub(r'title="[^"]*"', "", page)
+    assert "site-packages" not in visible and f"transformers {version('transformers')}" in page
+    assert "transformers/models/longformer/modeling_longformer.py:" in visible
+    assert re.search(r"<code>modeling_longformer\.py</code> \d+(–\d+)?", page)
+    calls = round(result.summary.graph_calls_per_call)
+    assert f'data-graph-calls="{calls}"' in page
+    shown = chromium_renders(page, "longformer", tmp_path)
+    assert shown["scroll_width"] <= shown["client_width"] <= 1280, shown

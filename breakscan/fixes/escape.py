@@ -336,7 +336,7 @@ def _decorate(t: Tree, helper: cst.FunctionDef, hatch: str, like: Like | None,
         taken = set(_module_functions(t)) | set(t.binds(t.module))
         if fake in taken:
             raise Refuse(f"`{fake}` is already a name in this file")
-        body = f"raise NotImplementedError({unobserved(name)!r})" if like.observed else \
+        body = f"raise RuntimeError({unobserved(name)!r})" if like.observed else \
             f"return {like.fake()}"
         new.append(cst.parse_statement(
             f"@{name}.register_fake\ndef {fake}({', '.join(params)}):\n"

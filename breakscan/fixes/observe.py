@@ -20,7 +20,7 @@ from typing import Any
 
 from ..model.jobs import FixRequest
 
-_PLACEHOLDER = re.compile(r"raise NotImplementedError\(['\"]breakscan --fix: the shape of "
+_PLACEHOLDER = re.compile(r"raise RuntimeError\(['\"]breakscan --fix: the shape of "
                           r"`(\w+)`'s result, from its eager run['\"]\)")
 
 

@@ -14,6 +14,7 @@ the Okabe-Ito palette, told apart without colour too (the gaps are labelled, the
 
 from __future__ import annotations
 
+import hashlib
 from html import escape
 from typing import Any
 
@@ -115,7 +116,8 @@ def call_picture(result: Any) -> Markup | None:
     legend = ("blue: a compiled-graph call · orange: a return to Python, #N its root cause "
               "(hover for the cost) · grey: the rest of the time outside graphs · hatched: a "
               "frame run eagerly")
-    return _svg(parts, f"{caption}. {legend}", marks, TOP + STRIP + 10, blocks)
+    return _svg(parts, f"{caption}. {legend}", marks, TOP + STRIP + 10, blocks,
+                "one call of the compiled model")
 
 
 def fix_picture(fix: Any) -> Markup | None:
@@ -141,20 +143,25 @@ def fix_picture(fix: Any) -> Markup | None:
                      f'{count(m.eager_gaps_per_call or 0)} return(s) to Python{said}</text>')
     return _svg(parts, "before and after the fix, one call each (one unit per block; lengths: "
                 "the same-process latencies)" if ab else "before and after the fix, one call "
-                "each (one unit per block)", "", TOP + 2 * STRIP + 40, None)
+                "each (one unit per block)", "", TOP + 2 * STRIP + 40, None,
+                "one call before and after the fix")
 
 
 def _svg(parts: list[str], caption: str, marks: str, height: float,
-         blocks: int | None) -> Markup:
+         blocks: int | None, label: str) -> Markup:
     data = f' data-graph-calls="{blocks}"' if blocks is not None else ""
+    # one pattern id per picture (several pictures share a page), the same on every run
+    hatch = "hatch-" + hashlib.sha256((label + caption + str(len(parts))).encode()).hexdigest()[:10]
     return Markup(
-        f'<figure class="call-picture"><svg role="img" viewBox="0 -4 {WIDTH} {height:.0f}" '
+        f'<figure class="call-picture"><svg role="img" aria-label="{escape(label)}" '
+        f'viewBox="0 -4 {WIDTH} {height:.0f}" '
         f'width="100%" preserveAspectRatio="xMinYMin meet"{data} '
         f'xmlns="http://www.w3.org/2000/svg"><title>{escape(caption)}</title>'
-        '<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
+        f'<defs><pattern id="{hatch}" width="6" height="6" patternUnits="userSpaceOnUse" '
         'patternTransform="rotate(45)"><rect width="6" height="6" fill="#f6f0e0"/>'
         '<line x1="0" y1="0" x2="0" y2="6" stroke="#c9b27c" stroke-width="2"/></pattern></defs>'
-        + marks + "".join(parts) + f'</svg><figcaption>{escape(caption)}</figcaption></figure>')
+        + marks + "".join(parts).replace("url(#hatch)", f"url(#{hatch})")
+        + f'</svg><figcaption>{escape(caption)}</figcaption></figure>')
 
 
 def first_screen(result: Any) -> list[dict[str, Any]]:

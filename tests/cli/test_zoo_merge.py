@@ -206,7 +206,8 @@ def test_resume_and_expected_refuse_what_cannot_work(zoo):
                    cwd=folder)
     assert (proc.returncode, proc.stderr) == (
         2, "breakscan: error: --expected broken.json: the entry of 'a' is not {ok, graphs, "
-        "root_breaks, graph_calls_per_call, recompiles, kernels_per_call}\n")
+        "root_breaks, graph_calls_per_call, recompiles, kernels_per_call, compile_instructions, "
+        "compile_s}\n")
     proc = run_cli("merge", "s1.json", "s2.json", "s3.json", "-o", "s1.json", "-f", "json",
                    cwd=folder)
     assert proc.returncode == 2 and "s1.json" in proc.stderr

@@ -490,9 +490,9 @@ def test_pegasus_x_layer_drop_failing_on_a_later_call_is_the_models_exit_3():
     assert "internal error" not in proc.stderr + proc.stdout
     assert "counter failed" not in proc.stdout
     (line,) = proc.stderr.strip().splitlines()  # one line, no traceback
-    model = _installed("transformers", "models/pegasus_x/modeling_pegasus_x.py")
     assert line.startswith("breakscan: error: the compiled model's "), line
-    assert f" at {shown(model)}:" in line and "modeling_pegasus_x.py:" in line
+    # an installed package's file, shown from the package's top module (issue 48)
+    assert " at transformers/models/pegasus_x/modeling_pegasus_x.py:" in line, line
     assert "PARTIAL REPORT: the scan stopped during " in proc.stdout
 
 

@@ -127,6 +127,16 @@ def package_path(path: str) -> str | None:
     return "/".join(parts[at + 1:])
 
 
+@functools.lru_cache(maxsize=64)
+def package_version(top: str) -> str:
+    """The installed version of the package whose top module is ``top``, or ""."""
+    from importlib import metadata
+    for name in (top, *metadata.packages_distributions().get(top, [])[:1]):
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            return metadata.version(name)
+    return ""
+
+
 def is_user_file(path: str) -> bool:
     """A real file of the user's own code (not generated ``<string>`` code, not breakscan)."""
     return not path.startswith("<") and owner_of(path) == "user" and not is_own_file(path)
@@ -365,12 +375,9 @@ def relative_to(path: str, root: str) -> str:
 
 
 def display_path(path: str) -> str:
-    """How reports, diffs and messages show a file: a file of an installed package from the
-    package's top module, even in a ``.venv`` under the working directory
-    (``transformers/models/bert/modeling_bert.py``: the report names the version once); else
-    relative to the working directory when inside it; the standard library's as
-    ``stdlib:functools.py``; else absolute (never a chain of ``../``).
-    JSON keeps the absolute path."""
+    """How reports, diffs and messages show a file: an installed package's from its top module
+    (``transformers/models/bert/modeling_bert.py``), even in a ``.venv`` under the working
+    directory; else relative to it; ``stdlib:functools.py``; else absolute (JSON keeps that)."""
     if not path or path.startswith("<"):
         return path
     return _displayed(path, os.getcwd())
@@ -379,17 +386,12 @@ def display_path(path: str) -> str:
 @functools.lru_cache(maxsize=4096)
 def _displayed(path: str, cwd: str) -> str:
     """:func:`display_path` for one working directory (a zoo's report shows a file many times)."""
-    package = package_path(path)  # before the working directory: a project's own .venv
-    if package:
-        return package
-    inside = _inside(path, cwd)
-    if inside:
-        return inside
+    found = package_path(path) or _inside(path, cwd)  # a package first: a project's own .venv
+    if found:
+        return found
     full = os.path.abspath(path)
-    if is_stdlib_file(full):
-        root = next(d for d in _STDLIB_DIRS if full.startswith(d))
-        return "stdlib:" + full[len(root):].lstrip(os.sep).replace(os.sep, "/")
-    return full
+    root = next((d for d in _STDLIB_DIRS if full.startswith(d)), "") if is_stdlib_file(full) else ""
+    return "stdlib:" + full[len(root):].replace(os.sep, "/") if root else full
 
 
 def repo_path(path: str) -> str:

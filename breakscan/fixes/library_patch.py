@@ -20,12 +20,11 @@ import hashlib
 import sys
 import types
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from ..files import read_source
-from ..frames import is_torch_file, package_path
+from ..frames import is_torch_file, package_path, package_version
 from ..model.verdicts import Fix, FixMetrics
 from ..rules.catalogue import rule_for_fix
 
@@ -49,12 +48,7 @@ def installed_package(file: str) -> Package | None:
     if relative is None or is_torch_file(file):
         return None
     top = relative.split("/", 1)[0]
-    try:
-        version = metadata.version(top)
-    except metadata.PackageNotFoundError:
-        dists = metadata.packages_distributions().get(top, [])
-        version = metadata.version(dists[0]) if dists else ""
-    return Package(top, version, relative)
+    return Package(top, package_version(top), relative)
 
 
 def plan_library_patches(brk: Any, before: FixMetrics,

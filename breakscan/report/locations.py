@@ -5,10 +5,9 @@ display_path`), and a graph's source lines folded into line ranges per file."""
 from __future__ import annotations
 
 import os
-from importlib import metadata
 from typing import Any
 
-from ..frames import display_path, is_user_file, package_path, split_location
+from ..frames import display_path, is_user_file, package_path, package_version, split_location
 
 
 def libraries(result: Any) -> str:
@@ -19,18 +18,8 @@ def libraries(result: Any) -> str:
     files += [f.file for f in getattr(result, "frames", [])]
     files += [loc.rpartition(":")[0] for g in result.graphs for loc in g.source_lines]
     tops = dict.fromkeys(p.split("/")[0] for p in map(package_path, files) if p)
-    return ", ".join(f"{top} {_version(top)}" for top in tops if top != "torch")
-
-
-def _version(top: str) -> str:
-    try:
-        return metadata.version(top)
-    except metadata.PackageNotFoundError:
-        dists = metadata.packages_distributions().get(top, [])
-        try:
-            return metadata.version(dists[0]) if dists else "(version unknown)"
-        except metadata.PackageNotFoundError:
-            return "(version unknown)"
+    return ", ".join(f"{top} {package_version(top) or '(version unknown)'}" for top in tops
+                     if top != "torch")
 
 
 def line_ranges(locations: list[str]) -> list[tuple[str, str, str]]:
